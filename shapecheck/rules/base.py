@@ -1,0 +1,142 @@
+"""The rule framework: what a rule declares, and the registry that holds every rule.
+
+A rule is one class. It carries its code, name, severity, summary, doc page, and its own
+``valid`` and ``invalid`` examples; the test suite is generated from those examples.
+
+The engine walks each file once (see :mod:`shapecheck.infer`). At every node it calls the hooks
+that the selected rules define, named after libcst node classes: ``visit_Call(self, node, ctx)``,
+``visit_BinaryOperation(self, node, ctx)``, ``visit_For(self, node, ctx)`` and so on. Hooks run
+in statement order with the tensor facts that hold at that point; ``ctx`` (an
+:class:`shapecheck.infer.RuleContext`) answers questions about them and takes reports.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar, Optional, Union
+
+import libcst as cst
+
+#: The comment that marks the line an invalid example must be flagged on.
+EXPECT_MARKER = "# <--"
+
+
+@dataclass(frozen=True)
+class Example:
+    """One example of a rule.
+
+    ``code`` is a complete program. In an invalid example exactly one line carries the marker
+    comment ``# <--`` (text may follow it): the rule must report on that line and nowhere else.
+    ``fixed`` is, for a fixable invalid example, the whole program after ``--fix``.
+    """
+
+    code: str
+    fixed: Optional[str] = None
+
+    @property
+    def expected_line(self) -> Optional[int]:
+        """The 1-based line that carries the marker, or ``None`` when there is none."""
+        for number, line in enumerate(self.code.splitlines(), start=1):
+            if EXPECT_MARKER in line:
+                return number
+        return None
+
+
+def _as_example(value: Union[str, Example]) -> Example:
+    return value if isinstance(value, Example) else Example(value)
+
+
+@dataclass
+class Fix:
+    """A safe rewrite: replace ``node`` with ``replacement`` (both libcst nodes)."""
+
+    node: cst.CSTNode
+    replacement: cst.CSTNode
+
+
+@dataclass
+class Finding:
+    """A diagnostic before positions are resolved: which rule, which node, what message.
+
+    ``offset``, when set, is ``(line_delta, column)`` relative to the start of ``node``: used to
+    point inside a string literal (the offending character of an einsum spec).
+    """
+
+    code: str
+    node: cst.CSTNode
+    message: str
+    fix: Optional[Fix] = None
+    offset: Optional[tuple[int, int]] = None
+
+
+class Rule:
+    """Base class of every rule. Subclasses set the class attributes and define hooks."""
+
+    code: ClassVar[str] = ""
+    name: ClassVar[str] = ""
+    #: ``"error"``: the code raises at run time; ``"warning"``: a likely bug or a slow path.
+    severity: ClassVar[str] = "error"
+    summary: ClassVar[str] = ""
+    #: Markdown with the sections ``## What it does``, ``## Why is this bad?``, ``## Example``
+    #: and ``## Use instead``.
+    doc: ClassVar[str] = ""
+    valid: ClassVar[tuple[Union[str, Example], ...]] = ()
+    invalid: ClassVar[tuple[Union[str, Example], ...]] = ()
+    #: Opt-in rules are off unless selected by code, prefix or name.
+    default_enabled: ClassVar[bool] = True
+    fixable: ClassVar[bool] = False
+
+    @classmethod
+    def valid_examples(cls) -> list[Example]:
+        """The valid examples as :class:`Example` objects."""
+        return [_as_example(e) for e in cls.valid]
+
+    @classmethod
+    def invalid_examples(cls) -> list[Example]:
+        """The invalid examples as :class:`Example` objects."""
+        return [_as_example(e) for e in cls.invalid]
+
+
+_REGISTRY: dict[str, type[Rule]] = {}
+
+
+def register(rule: type[Rule]) -> type[Rule]:
+    """Class decorator: add ``rule`` to the registry. Codes and names must be unique."""
+    if not rule.code or not rule.name:
+        raise ValueError(f"rule {rule.__name__} needs a code and a name")
+    if rule.code in _REGISTRY:
+        raise ValueError(f"rule code {rule.code} registered twice")
+    if any(r.name == rule.name for r in _REGISTRY.values()):
+        raise ValueError(f"rule name {rule.name} registered twice")
+    _REGISTRY[rule.code] = rule
+    return rule
+
+
+def all_rules() -> list[type[Rule]]:
+    """Every registered rule, sorted by code. Importing :mod:`shapecheck.rules` fills the registry."""
+    import shapecheck.rules  # noqa: F401  (registers the rule modules)
+
+    return [_REGISTRY[c] for c in sorted(_REGISTRY)]
+
+
+def get_rule(code_or_name: str) -> Optional[type[Rule]]:
+    """The rule with this code (``SC101``) or name (``view-on-non-contiguous``), or ``None``."""
+    key = code_or_name.strip()
+    for rule in all_rules():
+        if rule.code == key.upper() or rule.name == key.lower():
+            return rule
+    return None
+
+
+Hook = Callable[[cst.CSTNode, Any], None]
+__all__ = [
+    "EXPECT_MARKER",
+    "Example",
+    "Finding",
+    "Fix",
+    "Hook",
+    "Rule",
+    "all_rules",
+    "get_rule",
+    "register",
+]
