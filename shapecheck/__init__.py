@@ -1,3 +1,35 @@
 """shapecheck: find PyTorch tensor bugs before the code runs, explain them when it does."""
 
 __version__ = "0.1.0"
+
+# The runtime API imports torch, so it is loaded on first use: `import shapecheck` stays
+# torch-free (the linter and the pytest plugin rely on that).
+_RUNTIME_NAMES = frozenset({
+    "einsum", "check", "assert_shape", "broadcast_shapes", "plan_source", "clear_cache",
+    "current_bindings",
+})
+_ERROR_NAMES = frozenset({
+    "ShapeCheckError", "EinsumSyntaxError", "EinsumOperandCountError", "EinsumShapeError",
+    "BroadcastError", "DeviceMismatchError", "DtypeMismatchError", "SignatureShapeError",
+})
+
+
+def __getattr__(name):
+    """Load the runtime API (``einsum``, ``check``, ...) and the error classes on first use."""
+    if name in _ERROR_NAMES:
+        from shapecheck import errors, runtime_errors
+
+        value = getattr(errors, name, None) or getattr(runtime_errors, name)
+        globals()[name] = value
+        return value
+    if name in _RUNTIME_NAMES:
+        from shapecheck import runtime
+
+        value = getattr(runtime, name)
+        globals()[name] = value
+        return value
+    raise AttributeError("module 'shapecheck' has no attribute %r" % name)
+
+
+def __dir__():
+    return sorted(set(globals()) | _RUNTIME_NAMES | _ERROR_NAMES)

@@ -1,32 +1,65 @@
 """One traversal per file: resolve imports, infer tensor facts, and run the rules' hooks.
 
-FIRST VERSION: the walker, the import table and the rule dispatch are real; fact inference
-(``RuleContext.fact``) answers unknown for everything until the inference work lands.
+The engine calls :func:`analyze` with a parsed module and the rule instances to run. The walk is
+hand-written (no libcst visitor, no metadata providers): statements in order, per function body
+and at module level, with the bindings of each name (``x``, ``self.fc``) carried as
+:class:`~shapecheck.facts.Fact` objects.
 
-The engine calls :func:`analyze` with a parsed module and the rule instances to run; hooks named
-``visit_<NodeClass>`` on a rule are called with ``(node, ctx)``.
+Hook protocol
+-------------
+A rule defines ``visit_<NodeClass>(self, node, ctx)`` for libcst node classes. Hooks are called
+in source order (pre-order inside a statement) for statements, expressions and their structural
+parts (``Arg``, ``Param``, ``SubscriptElement``, ``Decorator``, ``CompFor`` ...); tokens and
+whitespace nodes (operators, commas, parentheses) are not visited. Facts queried in a hook are
+those that hold just *before* the statement that contains the node runs: in ``visit_Call`` of
+``x.add_(1)`` the fact of ``x`` is its state before the call. For compound statements the hook
+runs before their body. Hooks of a loop body run exactly once per node (the analysis makes a
+first, silent pass to find the facts at the loop head, then one reporting pass), so reports are
+never duplicated. A hook that raises is recorded in ``ctx.crashes`` and its rule is dropped for
+the rest of the file.
+
+What a hook may call on ``ctx`` (a :class:`RuleContext`)
+------------------------------------------------------
+- ``ctx.fact(expr) -> Fact``: the facts of any expression (see :mod:`shapecheck.facts` for the
+  fields: kind, shape, layout, strides, perm, device, grad, dtype_kind, value, dim, qual,
+  features, reduction, elems, is_scalar_cpu). Unknown fields are ``None``.
+- ``ctx.qualname(expr)``: the import-resolved dotted name (``torch.einsum`` for ``T.einsum``).
+- ``ctx.source(node)``: the source text of a node (for messages; costs a code generation).
+- ``ctx.report(node, message, fix=None, offset=None)``.
+- ``ctx.grad_enabled``: ``True``/``False``/``None`` (unknown): ``False`` inside
+  ``torch.no_grad()``, ``torch.inference_mode()``, ``torch.set_grad_enabled(False)`` blocks and
+  in functions decorated with them; ``True`` again under ``torch.enable_grad()``.
+- ``ctx.function``: the innermost enclosing ``cst.FunctionDef`` (``None`` at module level).
+- ``ctx.class_def``: the ``cst.ClassDef`` whose method is being analysed (or whose body), else
+  ``None``; ``ctx.in_module_class``: that class subclasses ``nn.Module`` (directly or through a
+  class of the same file) - ``True``, ``False`` or ``None`` when its bases are unknown;
+  ``ctx.in_forward``: the function is ``forward`` of such a class.
+- ``ctx.loop``: the innermost enclosing ``For``/``While`` inside the current function (or module
+  level), else ``None``; ``ctx.loops``: all of them, outermost first; ``ctx.in_loop``.
+- ``ctx.statement``: the small statement (or compound statement header) being analysed.
+- ``ctx.parent``: the parent of the node whose hook is running; ``ctx.ancestors``: the nodes from
+  the statement down to that parent.
+- ``ctx.is_tensor(expr)``: ``ctx.fact(expr).kind == "tensor"``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Optional
 
 import libcst as cst
 
-from shapecheck.facts import UNKNOWN, Fact
+from shapecheck.facts import (
+    CPU, CUDA, DEVICE, INT, LEAF_REQUIRES_GRAD, MODULE, NO_GRAD, NON_LEAF, OPTIMIZER, STR,
+    TENSOR, TUPLE, UNKNOWN, Fact, fresh, join,
+)
+from shapecheck.infer_eval import (
+    ELEMENTWISE_BINARY, ELEMENTWISE_UNARY, CallArgs, Evaluator, dotted_name,
+)
 from shapecheck.rules.base import Finding, Fix, Rule
+from shapecheck.shapes import Shape
 
-
-def dotted_name(expr: cst.BaseExpression) -> Optional[str]:
-    """``a.b.c`` for a Name/Attribute chain, else ``None``."""
-    parts = []
-    while isinstance(expr, cst.Attribute):
-        parts.append(expr.attr.value)
-        expr = expr.value
-    if isinstance(expr, cst.Name):
-        parts.append(expr.value)
-        return ".".join(reversed(parts))
-    return None
+__all__ = ["ImportTable", "RuleContext", "analyze", "dotted_name", "annotation_fact"]
 
 
 class ImportTable:
@@ -34,6 +67,7 @@ class ImportTable:
 
     def __init__(self) -> None:
         self.aliases: dict[str, str] = {}
+        self._cache: dict[int, Optional[str]] = {}
 
     def add_import(self, node: cst.Import) -> None:
         """Record ``import a.b`` (binds ``a``) and ``import a.b as c`` (binds ``c``)."""
@@ -46,6 +80,7 @@ class ImportTable:
             else:
                 top = full.split(".")[0]
                 self.aliases[top] = top
+        self._cache.clear()
 
     def add_import_from(self, node: cst.ImportFrom) -> None:
         """Record ``from a.b import c as d`` (binds ``d`` to ``a.b.c``); relative imports are skipped."""
@@ -62,30 +97,137 @@ class ImportTable:
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                 local = alias.asname.name.value
             self.aliases[local] = f"{module}.{name}"
+        self._cache.clear()
 
     def resolve(self, expr: cst.BaseExpression) -> Optional[str]:
         """The qualified name of an expression through the imports, or ``None``."""
+        key = id(expr)
+        if key in self._cache:
+            return self._cache[key]
+        result = None
         dotted = dotted_name(expr)
-        if dotted is None:
+        if dotted is not None:
+            head, _, rest = dotted.partition(".")
+            target = self.aliases.get(head)
+            if target is not None:
+                result = f"{target}.{rest}" if rest else target
+        self._cache[key] = result
+        return result
+
+
+_JAX_DTYPES = {
+    "Float": "float", "Float16": "float", "Float32": "float", "Float64": "float",
+    "BFloat16": "float", "Inexact": None, "Int": "int", "Int8": "int", "Int16": "int",
+    "Int32": "int", "Int64": "int", "Integer": "int", "UInt": "int", "UInt8": "int",
+    "Bool": "bool", "Complex": "complex", "Complex64": "complex", "Complex128": "complex",
+    "Shaped": None, "Num": None, "Real": None,
+}
+
+
+def annotation_fact(annotation: Optional[cst.BaseExpression], imports: ImportTable) -> Optional[Fact]:
+    """The tensor fact a jaxtyping annotation promises (``Float[Tensor, "b c"]``), else ``None``."""
+    from shapecheck.errors import ShapeCheckError
+    from shapecheck.shapes import dims_to_shape, parse_dims
+
+    if not isinstance(annotation, cst.Subscript) or len(annotation.slice) != 2:
+        return None
+    qual = imports.resolve(annotation.value)
+    if qual is None or not qual.startswith("jaxtyping."):
+        return None
+    name = qual.split(".")[-1]
+    if name not in _JAX_DTYPES:
+        return None
+    spec = annotation.slice[1].slice
+    if not isinstance(spec, cst.Index) or not isinstance(spec.value, cst.SimpleString):
+        return None
+    try:
+        text = spec.value.evaluated_value
+        if not isinstance(text, str):
             return None
-        head, _, rest = dotted.partition(".")
-        target = self.aliases.get(head)
-        if target is None:
-            return None
-        return f"{target}.{rest}" if rest else target
+        shape = dims_to_shape(parse_dims(text))
+    except (ShapeCheckError, ValueError):
+        return None
+    return Fact(kind=TENSOR, shape=shape, dtype_kind=_JAX_DTYPES[name])
 
 
-class RuleContext:
-    """What a hook may ask of the analysis, and where it reports."""
+# fields of a node class that hold child nodes worth visiting (no tokens or whitespace)
+_SKIP_FIELDS = {
+    "lpar", "rpar", "comma", "semicolon", "colon", "equal", "leading_lines", "header", "footer",
+    "newline", "trailing_whitespace", "lines_after_decorators", "dot", "lbracket", "rbracket",
+    "lbrace", "rbrace", "operator", "star", "asynchronous", "whitespace", "arrow", "walrus",
+    "first_line",
+}
+_FIELD_CACHE: dict[type, tuple[str, ...]] = {}
 
-    def __init__(self, module: cst.Module, imports: ImportTable) -> None:
+
+def _child_fields(tp: type) -> tuple[str, ...]:
+    fields = _FIELD_CACHE.get(tp)
+    if fields is None:
+        fields = tuple(
+            f.name for f in dataclasses.fields(tp)
+            if f.name not in _SKIP_FIELDS and not f.name.startswith("whitespace")
+        )
+        _FIELD_CACHE[tp] = fields
+    return fields
+
+
+_SCOPED_EXPRS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp, cst.Lambda)
+_TERMINAL = (cst.Return, cst.Raise)
+_LOOP_EXIT = (cst.Continue, cst.Break)
+#: in-place methods that keep the receiver's shape and layout
+_INPLACE_KEEP = {n + "_" for n in ELEMENTWISE_UNARY | ELEMENTWISE_BINARY} | {
+    "copy_", "zero_", "fill_", "normal_", "uniform_", "masked_fill_", "clamp_", "index_add_",
+    "scatter_", "scatter_add_", "index_fill_", "index_copy_", "masked_scatter_", "bernoulli_",
+    "exponential_", "random_", "add_", "mul_", "div_", "sub_", "addcmul_", "addcdiv_", "lerp_",
+    "clamp_min_", "clamp_max_", "fill_diagonal_", "put_", "record_stream", "retain_grad",
+}
+
+
+class _Exit:
+    """How a block ended: normally, by return/raise, or by break/continue."""
+
+    NORMAL = 0
+    RETURN = 1
+    LOOP = 2
+
+
+class RuleContext(Evaluator):
+    """What a hook may ask of the analysis, and where it reports (see the module docstring)."""
+
+    def __init__(self, module: cst.Module, imports: ImportTable, rules: list[Rule] = ()) -> None:
         self.module = module
         self.imports = imports
         self.findings: list[Finding] = []
         #: (rule code, exception) for every hook that raised; the engine reports SC999 for each
         self.crashes: list[tuple[str, BaseException]] = []
         self.current_code = ""
+        self.env: dict[str, Fact] = {}
+        self.memo: dict[int, Fact] = {}
+        self.infer_errors: list[BaseException] = []
+        self.classes: dict[str, Optional[bool]] = {}
+        self.class_attrs: dict[str, dict[str, Fact]] = {}
+        self.class_bases: dict[str, list[str]] = {}
+        self.signatures: dict = {}
+        self.default_device_set = False
+        self.statement: Optional[cst.CSTNode] = None
+        self.function: Optional[cst.FunctionDef] = None
+        self.class_def: Optional[cst.ClassDef] = None
+        self.in_module_class: Optional[bool] = None
+        self.in_forward = False
+        self.loops: list[cst.CSTNode] = []
+        self._grad: list[Optional[bool]] = [True]
+        self._silent = 0
+        self._stack: list[cst.CSTNode] = []
+        self._loop_exits: list[list[dict]] = []
+        self._module_globals: set[str] = set()
+        self._hooks: dict[str, list] = {}
+        self._hooks_by_type: dict[type, list] = {}
+        for rule in rules:
+            for attr in dir(rule):
+                if attr.startswith("visit_"):
+                    self._hooks.setdefault(attr[6:], []).append((rule.code, getattr(rule, attr)))
 
+    # ------------------------------------------------------------------ public API
     def report(
         self,
         node: cst.CSTNode,
@@ -97,55 +239,772 @@ class RuleContext:
         """Report a diagnostic of the rule whose hook is running, at ``node``."""
         self.findings.append(Finding(self.current_code, node, message, fix, offset))
 
-    def qualname(self, expr: cst.BaseExpression) -> Optional[str]:
-        """The import-resolved dotted name of ``expr`` (``torch.einsum`` for ``T.einsum``)."""
-        return self.imports.resolve(expr)
-
-    def fact(self, expr: cst.BaseExpression) -> Fact:
-        """The tensor facts of ``expr`` at this point of the program."""
-        return UNKNOWN
-
     def source(self, node: cst.CSTNode) -> str:
         """The source text of ``node``, for messages."""
         return self.module.code_for_node(node)
 
+    @property
+    def grad_enabled(self) -> Optional[bool]:
+        """Whether autograd records at this point: True, False, or None (unknown)."""
+        return self._grad[-1]
 
-class _Dispatcher(cst.CSTVisitor):
-    def __init__(self, ctx: RuleContext, rules: list[Rule]) -> None:
-        super().__init__()
-        self.ctx = ctx
-        self.hooks: dict[str, list] = {}
-        for rule in rules:
-            for attr in dir(rule):
-                if attr.startswith("visit_"):
-                    self.hooks.setdefault(attr[6:], []).append((rule.code, getattr(rule, attr)))
+    @property
+    def loop(self) -> Optional[cst.CSTNode]:
+        """The innermost enclosing loop of the current function, or ``None``."""
+        return self.loops[-1] if self.loops else None
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, cst.Import):
-            self.ctx.imports.add_import(node)
-        elif isinstance(node, cst.ImportFrom):
-            self.ctx.imports.add_import_from(node)
-        hooks = self.hooks.get(type(node).__name__)
-        if hooks:
-            for code, hook in list(hooks):
-                self.ctx.current_code = code
-                try:
-                    hook(node, self.ctx)
-                except Exception as exc:  # one rule's crash must not stop the others
-                    self.ctx.crashes.append((code, exc))
-                    self._drop(code)
-        return True
+    @property
+    def in_loop(self) -> bool:
+        """True inside the body of a loop of the current function."""
+        return bool(self.loops)
+
+    @property
+    def parent(self) -> Optional[cst.CSTNode]:
+        """The parent of the node whose hook is running (within the statement)."""
+        return self._stack[-2] if len(self._stack) >= 2 else None
+
+    @property
+    def ancestors(self) -> tuple[cst.CSTNode, ...]:
+        """The nodes from the statement down to the parent of the node whose hook is running."""
+        return tuple(self._stack[:-1])
+
+    def is_tensor(self, expr: cst.BaseExpression) -> bool:
+        """True when ``expr`` is known to be a tensor."""
+        return self.fact(expr).kind == TENSOR
+
+    # ------------------------------------------------------------------ dispatch
+    def _hooks_for(self, tp: type) -> list:
+        hooks = self._hooks_by_type.get(tp)
+        if hooks is None:
+            hooks = self._hooks.get(tp.__name__, [])
+            self._hooks_by_type[tp] = hooks
+        return hooks
+
+    def _fire(self, node: cst.CSTNode) -> None:
+        hooks = self._hooks_for(type(node))
+        if not hooks:
+            return
+        for code, hook in list(hooks):
+            self.current_code = code
+            try:
+                hook(node, self)
+            except Exception as exc:  # one rule's crash must not stop the others
+                self.crashes.append((code, exc))
+                self._drop(code)
 
     def _drop(self, code: str) -> None:
-        for name in list(self.hooks):
-            self.hooks[name] = [(c, h) for c, h in self.hooks[name] if c != code]
+        for name in list(self._hooks):
+            self._hooks[name] = [(c, h) for c, h in self._hooks[name] if c != code]
+        self._hooks_by_type.clear()
+
+    def _walk(self, node: cst.CSTNode) -> None:
+        """Fire hooks on ``node`` and everything below it (pre-order)."""
+        stack = self._stack
+        stack.append(node)
+        tp = type(node)
+        if self._hooks_for(tp):
+            self._fire(node)
+        masked = None
+        if tp in _SCOPED_EXPRS:
+            masked = self._mask(node)
+        for name in _child_fields(tp):
+            value = getattr(node, name)
+            if isinstance(value, cst.CSTNode):
+                self._walk(value)
+            elif type(value) in (tuple, list):
+                for child in value:
+                    if isinstance(child, cst.CSTNode):
+                        self._walk(child)
+        if masked is not None:
+            for key, old in masked.items():
+                if old is None:
+                    self.env.pop(key, None)
+                else:
+                    self.env[key] = old
+        if tp is cst.NamedExpr and isinstance(node.target, cst.Name):
+            self.env[node.target.value] = fresh()
+        stack.pop()
+
+    def _mask(self, node: cst.CSTNode) -> dict:
+        """Hide the outer bindings of names a comprehension or lambda binds."""
+        names: list[str] = []
+        if isinstance(node, cst.Lambda):
+            for p in _all_params(node.params):
+                names.append(p.name.value)
+        else:
+            comp = node.for_in
+            while comp is not None:
+                names.extend(_target_names(comp.target))
+                comp = comp.inner_for_in
+        saved = {}
+        for n in names:
+            saved[n] = self.env.get(n)
+            self.env[n] = fresh()
+        return saved
+
+    def _walk_header(self, node: cst.CSTNode, *parts) -> None:
+        """Fire the hooks of a compound statement and of its header expressions."""
+        self.memo.clear()
+        self.statement = node
+        if self._silent:
+            return
+        self._stack.append(node)
+        self._fire(node)
+        self._stack.pop()
+        for part in parts:
+            if part is None:
+                continue
+            if isinstance(part, (list, tuple)):
+                for p in part:
+                    self._walk(p)
+            else:
+                self._walk(part)
+
+    # ------------------------------------------------------------------ driver
+    def run(self) -> None:
+        """Analyse the whole module."""
+        module = self.module
+        self._prescan(module.body)
+        if not self._silent:
+            self._stack.append(module)
+            self._fire(module)
+            self._stack.pop()
+        self._block(module.body)
+
+    def _prescan(self, body) -> None:
+        """Signatures of module-level functions; names the module binds more than once."""
+        counts: dict[str, int] = {}
+        for stmt in body:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, cst.Import):
+                        self.imports.add_import(small)
+                    elif isinstance(small, cst.ImportFrom):
+                        self.imports.add_import_from(small)
+        for stmt in body:
+            _count_bindings(stmt, counts, top=True)
+            if isinstance(stmt, cst.FunctionDef):
+                sig = self._signature(stmt)
+                if sig is not None:
+                    self.signatures[stmt.name.value] = sig
+        self._module_globals = {n for n, c in counts.items() if c == 1}
+
+    def _signature(self, fn: cst.FunctionDef):
+        ret = annotation_fact(fn.returns.annotation if fn.returns else None, self.imports) \
+            if fn.returns is not None else None
+        params = []
+        for p in _all_params(fn.params):
+            f = annotation_fact(p.annotation.annotation if p.annotation else None, self.imports)
+            params.append((p.name.value, f.shape if f is not None else None))
+        if ret is None:
+            return None
+        return params, ret.shape
+
+    def _block(self, stmts) -> int:
+        for stmt in stmts:
+            ended = self._stmt(stmt)
+            if ended:
+                return ended
+        return _Exit.NORMAL
+
+    def _stmt(self, stmt: cst.CSTNode) -> int:
+        tp = type(stmt)
+        if tp is cst.SimpleStatementLine:
+            if not self._silent and self._hooks_for(tp):
+                self.statement = stmt
+                self._stack.append(stmt)
+                self._fire(stmt)
+                self._stack.pop()
+            for small in stmt.body:
+                self.memo.clear()
+                self.statement = small
+                if not self._silent:
+                    self._walk(small)
+                self._bind_small(small)
+                if isinstance(small, _TERMINAL):
+                    return _Exit.RETURN
+                if isinstance(small, _LOOP_EXIT):
+                    if self._loop_exits:
+                        self._loop_exits[-1].append(dict(self.env))
+                    return _Exit.LOOP
+            return _Exit.NORMAL
+        handler = _STMT_HANDLERS.get(tp)
+        if handler is not None:
+            return handler(self, stmt)
+        return _Exit.NORMAL
+
+    def _body(self, suite) -> int:
+        if isinstance(suite, cst.IndentedBlock):
+            return self._block(suite.body)
+        return self._block(suite.body)
+
+    # ------------------------------------------------------------------ compound statements
+    def _if(self, node: cst.If) -> int:
+        self._walk_header(node, node.test)
+        env0 = self.env
+        self.env = dict(env0)
+        e1 = self._body(node.body)
+        env1 = self.env
+        self.env = dict(env0)
+        if isinstance(node.orelse, cst.If):
+            e2 = self._if(node.orelse)
+        elif isinstance(node.orelse, cst.Else):
+            self._walk_header(node.orelse)
+            e2 = self._body(node.orelse.body)
+        else:
+            e2 = _Exit.NORMAL
+        env2 = self.env
+        live = [e for e, ended in ((env1, e1), (env2, e2)) if not ended]
+        if not live:
+            self.env = _merge([env1, env2])
+            return max(e1, e2)
+        self.env = _merge(live)
+        return _Exit.NORMAL
+
+    def _loop(self, node, target, iter_expr, test) -> int:
+        header = [p for p in (target, iter_expr, test) if p is not None]
+        self._walk_header(node, *header)
+        elem = self._iter_elem(iter_expr) if iter_expr is not None else None
+        env0 = self.env
+        self.loops.append(node)
+
+        def one_pass(start: dict) -> dict:
+            self.env = dict(start)
+            self.memo.clear()
+            if target is not None:
+                self._bind(target, elem if elem is not None else fresh())
+            self._loop_exits.append([])
+            self._body(node.body)
+            exits = self._loop_exits.pop()
+            return _merge([self.env] + exits)
+
+        if self._silent:
+            end = one_pass(env0)
+            entry = _merge([env0, end])
+        else:
+            self._silent += 1
+            end = one_pass(env0)
+            self._silent -= 1
+            entry = _merge([env0, end])
+            end = one_pass(entry)
+            entry = _merge([entry, end])
+        self.loops.pop()
+        self.env = entry
+        if node.orelse is not None:
+            self._walk_header(node.orelse)
+            self._body(node.orelse.body)
+        return _Exit.NORMAL
+
+    def _for(self, node: cst.For) -> int:
+        return self._loop(node, node.target, node.iter, None)
+
+    def _while(self, node: cst.While) -> int:
+        return self._loop(node, None, None, node.test)
+
+    def _iter_elem(self, iter_expr: cst.BaseExpression) -> Optional[Fact]:
+        """The fact of each element a for-loop iterates over."""
+        if isinstance(iter_expr, cst.Call):
+            func = iter_expr.func
+            if isinstance(func, cst.Name) and func.value == "range":
+                return Fact(kind=INT)
+            if isinstance(func, cst.Name) and func.value == "enumerate" and iter_expr.args:
+                inner = self._iter_elem(iter_expr.args[0].value) or fresh()
+                return Fact(elems=(Fact(kind=INT), inner))
+            if isinstance(func, cst.Attribute) and func.attr.value in ("parameters", "named_parameters"):
+                owner = self.fact(func.value)
+                if owner.kind == MODULE or func.attr.value == "parameters" and owner.kind is None:
+                    param = Fact(kind=TENSOR, grad=LEAF_REQUIRES_GRAD, device=owner.device)
+                    if func.attr.value == "named_parameters":
+                        return Fact(elems=(Fact(kind=STR), param))
+                    return param
+        f = self.fact(iter_expr)
+        if f.kind == TENSOR and f.shape is not None and f.shape.rank:
+            return f.with_(shape=Shape(f.shape.dims[1:]), layout=None, strides=None, perm=None,
+                           reduction=None, is_scalar_cpu=f.shape.rank == 1 and f.device == CPU)
+        if f.kind == TENSOR:
+            return Fact(kind=TENSOR, device=f.device, grad=f.grad, dtype_kind=f.dtype_kind)
+        return None
+
+    def _try(self, node) -> int:
+        self._walk_header(node)
+        env0 = self.env
+        self.env = dict(env0)
+        e_body = self._body(node.body)
+        env_body = self.env
+        outs = []
+        for h in node.handlers:
+            self.env = _merge([env0, env_body])
+            self._walk_header(h, h.type)
+            if h.name is not None:
+                self._bind(h.name.name, fresh())
+            e = self._body(h.body)
+            if not e:
+                outs.append(self.env)
+        self.env = env_body
+        if node.orelse is not None and not e_body:
+            self._walk_header(node.orelse)
+            e_body = self._body(node.orelse.body)
+        if not e_body:
+            outs.append(self.env)
+        self.env = _merge(outs) if outs else _merge([env0, env_body])
+        if node.finalbody is not None:
+            self._walk_header(node.finalbody)
+            self._body(node.finalbody.body)
+        return _Exit.NORMAL if outs else _Exit.RETURN
+
+    def _with(self, node: cst.With) -> int:
+        self._walk_header(node, list(node.items))
+        mode = self._grad[-1]
+        for item in node.items:
+            m = self._grad_mode_of(item.item)
+            if m is not _NOT_GRAD_CM:
+                mode = m
+            if item.asname is not None:
+                self._bind(item.asname.name, fresh())
+        self._grad.append(mode)
+        try:
+            return self._body(node.body)
+        finally:
+            self._grad.pop()
+
+    def _grad_mode_of(self, expr: cst.BaseExpression):
+        """The grad mode a context manager or decorator sets, or ``_NOT_GRAD_CM``."""
+        func = expr.func if isinstance(expr, cst.Call) else expr
+        qual = self.imports.resolve(func)
+        if qual is None:
+            return _NOT_GRAD_CM
+        if qual in ("torch.no_grad", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"):
+            return False
+        if qual in ("torch.enable_grad", "torch.autograd.enable_grad"):
+            return True
+        if qual in ("torch.inference_mode", "torch.autograd.inference_mode"):
+            if isinstance(expr, cst.Call) and expr.args:
+                v = self.fact(expr.args[0].value).value
+                return False if v is True else (True if v is False else None)
+            return False
+        if qual in ("torch.set_grad_enabled", "torch.autograd.set_grad_enabled"):
+            if isinstance(expr, cst.Call) and expr.args:
+                v = self.fact(expr.args[0].value).value
+                return v if isinstance(v, bool) else None
+            return None
+        return _NOT_GRAD_CM
+
+    def _match(self, node) -> int:
+        self._walk_header(node, node.subject)
+        env0 = self.env
+        outs = []
+        for case in node.cases:
+            self.env = dict(env0)
+            self._walk_header(case, case.pattern, case.guard)
+            if not self._body(case.body):
+                outs.append(self.env)
+        outs.append(env0)
+        self.env = _merge(outs)
+        return _Exit.NORMAL
+
+    def _function(self, node: cst.FunctionDef) -> int:
+        decorators = [d.decorator for d in node.decorators]
+        self._walk_header(node, list(node.decorators), node.params,
+                          node.returns.annotation if node.returns is not None else None)
+        saved = (self.env, self.function, self.loops, self._grad, self._loop_exits,
+                 self.in_forward, self.class_def, self.in_module_class)
+        method_of = self.class_def if saved[0] is self._class_env else None
+        env: dict[str, Fact] = {}
+        if self.function is None and self.class_def is None:
+            module_env = self.env
+        else:
+            module_env = self._globals_env
+        for name in self._module_globals:
+            f = module_env.get(name)
+            if f is not None:
+                env[name] = f
+        if method_of is not None:
+            env.update(self.class_attrs.get(method_of.name.value, {}))
+        params = _all_params(node.params)
+        for i, p in enumerate(params):
+            f = annotation_fact(p.annotation.annotation if p.annotation else None, self.imports)
+            if f is None:
+                f = fresh()
+                if i == 0 and method_of is not None and p.name.value == "self" and self.in_module_class:
+                    f = Fact(kind=MODULE, qual=method_of.name.value)
+            env[p.name.value] = f
+        mode: Optional[bool] = True
+        for d in decorators:
+            m = self._grad_mode_of(d)
+            if m is not _NOT_GRAD_CM:
+                mode = m
+        self.env = env
+        self.function = node
+        self.loops = []
+        self._grad = [mode]
+        self._loop_exits = []
+        if method_of is None:
+            self.class_def = None
+            self.in_module_class = None
+        self.in_forward = bool(method_of is not None and self.in_module_class and node.name.value == "forward")
+        try:
+            self._body(node.body)
+            if method_of is not None and node.name.value == "__init__":
+                table = self.class_attrs.setdefault(method_of.name.value, {})
+                for key, f in self.env.items():
+                    if key.startswith("self.") and key.count(".") == 1 and _exportable(f):
+                        table[key] = f
+        finally:
+            (self.env, self.function, self.loops, self._grad, self._loop_exits,
+             self.in_forward, self.class_def, self.in_module_class) = saved
+        self.env.pop(node.name.value, None)
+        return _Exit.NORMAL
+
+    def _class(self, node: cst.ClassDef) -> int:
+        self._walk_header(node, list(node.decorators), list(node.bases), list(node.keywords))
+        name = node.name.value
+        is_module = self._is_module_class(node)
+        self.classes[name] = is_module
+        inherited: dict[str, Fact] = {}
+        for base in node.bases:
+            if isinstance(base.value, cst.Name) and base.value.value in self.class_attrs:
+                inherited.update(self.class_attrs[base.value.value])
+        if inherited:
+            self.class_attrs[name] = dict(inherited)
+        saved = (self.env, self.class_def, self.in_module_class, self._class_env, self.loops, self._grad,
+                 self._globals_env)
+        if self.function is None and self.class_def is None:
+            self._globals_env = self.env
+        self.env = {}
+        self._class_env = self.env
+        self.class_def = node
+        self.in_module_class = is_module
+        self.loops = []
+        self._grad = [True]
+        try:
+            self._body(node.body)
+        finally:
+            (self.env, self.class_def, self.in_module_class, self._class_env, self.loops,
+             self._grad, self._globals_env) = saved
+        self.env.pop(name, None)
+        return _Exit.NORMAL
+
+    _class_env: Optional[dict] = None
+    _globals_env: dict = {}
+
+    def _is_module_class(self, node: cst.ClassDef) -> Optional[bool]:
+        if not node.bases:
+            return False
+        verdicts = []
+        for base in node.bases:
+            if base.keyword is not None:
+                continue
+            qual = self.imports.resolve(base.value)
+            if qual is not None and qual.startswith("torch.nn.") and qual.split(".")[-1][:1].isupper():
+                if qual.split(".")[-1] in ("Parameter",):
+                    verdicts.append(False)
+                    continue
+                return True
+            if isinstance(base.value, cst.Name):
+                local = self.classes.get(base.value.value, "missing")
+                if local is True:
+                    return True
+                if base.value.value == "object" or local is False:
+                    verdicts.append(False)
+                    continue
+            verdicts.append(None)
+        if verdicts and all(v is False for v in verdicts):
+            return False
+        return None
+
+    # ------------------------------------------------------------------ small statements
+    def _bind_small(self, small: cst.CSTNode) -> None:
+        tp = type(small)
+        if tp is cst.Assign:
+            value = self.fact(small.value)
+            for t in small.targets:
+                self._bind(t.target, value)
+        elif tp is cst.AnnAssign:
+            f = self.fact(small.value) if small.value is not None else None
+            ann = annotation_fact(small.annotation.annotation, self.imports)
+            if ann is not None and (f is None or f.shape is None):
+                f = ann if f is None else f.with_(kind=TENSOR, shape=ann.shape)
+            if f is not None:
+                self._bind(small.target, f)
+        elif tp is cst.AugAssign:
+            self._aug_assign(small)
+        elif tp is cst.Expr:
+            self._expr_statement(small.value)
+        elif tp is cst.Import:
+            self.imports.add_import(small)
+            for alias in small.names:
+                self.env.pop(_import_binding(alias), None)
+        elif tp is cst.ImportFrom:
+            self.imports.add_import_from(small)
+            if not isinstance(small.names, cst.ImportStar):
+                for alias in small.names:
+                    self.env.pop(_import_binding(alias), None)
+        elif tp is cst.Del:
+            for name in _target_names(small.target):
+                self.env.pop(name, None)
+        elif tp in (cst.Global, cst.Nonlocal):
+            for n in small.names:
+                self.env.pop(n.name.value, None)
+
+    def _bind(self, target: cst.BaseExpression, value: Fact) -> None:
+        tp = type(target)
+        if tp is cst.Name:
+            name = target.value
+            if value.kind == STR and value.device is not None:
+                value = Fact(kind=DEVICE, device=value.device, value=value.value)
+            self._set(name, value)
+            return
+        if tp is cst.Attribute:
+            dotted = dotted_name(target)
+            if dotted is None:
+                return
+            if target.attr.value == "requires_grad":
+                owner = dotted_name(target.value)
+                if owner is not None:
+                    cur = self.fact(target.value)
+                    if value.value is True:
+                        self._set(owner, cur.with_(grad=LEAF_REQUIRES_GRAD))
+                    elif value.value is False:
+                        self._set(owner, cur.with_(grad=NO_GRAD))
+                    else:
+                        self._set(owner, cur.with_(grad=None))
+                return
+            if target.attr.value == "data":
+                owner = dotted_name(target.value)
+                if owner is not None:
+                    cur = self.fact(target.value)
+                    self._set(owner, cur.with_(shape=value.shape, layout=value.layout,
+                                               strides=value.strides, perm=value.perm))
+                return
+            self._set(dotted, value)
+            return
+        if tp in (cst.Tuple, cst.List):
+            elements = target.elements
+            elems = value.elems
+            if value.kind == "size" and value.shape is not None and value.shape.rank is not None:
+                elems = tuple(Fact(kind=INT, dim=d, value=d if isinstance(d, int) else None)
+                              for d in value.shape.dims)
+            if any(isinstance(e, cst.StarredElement) for e in elements) or elems is None \
+                    or len(elems) != len(elements):
+                for e in elements:
+                    inner = e.value
+                    self._bind(inner, fresh())
+                return
+            for e, f in zip(elements, elems):
+                self._bind(e.value, f)
+            return
+        if tp is cst.Subscript:
+            owner = dotted_name(target.value)
+            if owner is not None:
+                cur = self.fact(target.value)
+                if cur.kind == TENSOR and value.kind == TENSOR and value.grad in (LEAF_REQUIRES_GRAD, NON_LEAF) \
+                        and cur.grad == NO_GRAD and self.grad_enabled:
+                    self._set(owner, cur.with_(grad=NON_LEAF))
+            return
+        if tp is cst.StarredElement:
+            self._bind(target.value, fresh())
+
+    def _set(self, key: str, value: Fact) -> None:
+        env = self.env
+        env[key] = value
+        prefix = key + "."
+        stale = [k for k in env if k.startswith(prefix)] if _has_dotted(env) else ()
+        for k in stale:
+            del env[k]
+
+    def _aug_assign(self, node: cst.AugAssign) -> None:
+        owner = dotted_name(node.target)
+        if owner is None:
+            return
+        cur = self.fact(node.target)
+        other = self.fact(node.value)
+        if cur.kind in (INT, "float") and other.kind in (INT, "float"):
+            self._set(owner, Fact(kind=cur.kind if cur.kind == other.kind else "float"))
+            return
+        if cur.kind != TENSOR:
+            self._set(owner, fresh() if cur.kind is None else Fact(kind=cur.kind))
+            return
+        grad = cur.grad
+        if grad == NO_GRAD and other.kind == TENSOR and other.grad in (LEAF_REQUIRES_GRAD, NON_LEAF) \
+                and self.grad_enabled:
+            grad = NON_LEAF
+        elif grad == NO_GRAD and other.kind not in (TENSOR, INT, "float", "bool"):
+            grad = None
+        self._set(owner, cur.with_(grad=grad, reduction=None))
+
+    def _expr_statement(self, value: cst.BaseExpression) -> None:
+        if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
+            if isinstance(value, cst.Call):
+                qual = self.imports.resolve(value.func)
+                if qual == "torch.set_default_device":
+                    self.default_device_set = True
+            return
+        func = value.func
+        owner = dotted_name(func.value)
+        if owner is None:
+            return
+        method = func.attr.value
+        cur = self.fact(func.value)
+        if cur.kind == MODULE:
+            if method in ("to", "cuda", "cpu"):
+                self._set(owner, self.fact(value))
+            return
+        if cur.kind not in (TENSOR, None):
+            return
+        if method in ("requires_grad_", "detach_"):
+            result = self.fact(value)
+            if result is not UNKNOWN:
+                self._set(owner, result)
+            return
+        if method.endswith("_") and not method.startswith("_"):
+            if method in _INPLACE_KEEP:
+                if cur.reduction is not None:
+                    self._set(owner, cur.with_(reduction=None))
+                if cur.kind == TENSOR and cur.grad == NO_GRAD and self.grad_enabled:
+                    args = CallArgs(value)
+                    for a in args.pos:
+                        f = self.fact(a)
+                        if f.kind == TENSOR and f.grad in (LEAF_REQUIRES_GRAD, NON_LEAF):
+                            self._set(owner, cur.with_(grad=NON_LEAF))
+                            break
+                return
+            if cur is not UNKNOWN or owner in self.env:
+                self._set(owner, cur.with_(shape=None, layout=None, strides=None, perm=None,
+                                           moved_by=None, reduction=None))
+
+
+_NOT_GRAD_CM = object()
+
+
+def _has_dotted(env: dict) -> bool:
+    for k in env:
+        if "." in k:
+            return True
+    return False
+
+
+def _exportable(f: Fact) -> bool:
+    """Facts of ``self.x`` set in ``__init__`` that other methods may rely on."""
+    if f.kind in (MODULE, OPTIMIZER, DEVICE):
+        return True
+    return f.kind == TENSOR and f.grad == LEAF_REQUIRES_GRAD
+
+
+def _merge(envs: list[dict]) -> dict:
+    """Join several environments: names bound on every path, with joined facts."""
+    if len(envs) == 1:
+        return envs[0]
+    first = envs[0]
+    out: dict[str, Fact] = {}
+    for key, f in first.items():
+        cur = f
+        for other in envs[1:]:
+            g = other.get(key)
+            if g is None:
+                cur = None
+                break
+            if g is not cur:
+                cur = join(cur, g)
+        if cur is not None:
+            out[key] = cur
+    return out
+
+
+def _all_params(params: cst.Parameters) -> list[cst.Param]:
+    out = list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
+    if isinstance(params.star_arg, cst.Param):
+        out.append(params.star_arg)
+    if params.star_kwarg is not None:
+        out.append(params.star_kwarg)
+    return out
+
+
+def _target_names(target) -> list[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        names = []
+        for e in target.elements:
+            names.extend(_target_names(e.value))
+        return names
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    if isinstance(target, cst.Del):
+        return _target_names(target.target)
+    return []
+
+
+def _import_binding(alias: cst.ImportAlias) -> str:
+    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+        return alias.asname.name.value
+    name = dotted_name(alias.name) or ""
+    return name.split(".")[0]
+
+
+def _count_bindings(stmt, counts: dict, top: bool) -> None:
+    """Count the module-level bindings of each name (compound bodies count twice)."""
+    weight = 1 if top else 2
+    tp = type(stmt)
+    if tp is cst.SimpleStatementLine:
+        for small in stmt.body:
+            targets = []
+            if isinstance(small, cst.Assign):
+                targets = [t.target for t in small.targets]
+            elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+                targets = [small.target]
+                if isinstance(small, cst.AugAssign):
+                    weight = 2
+            for t in targets:
+                for n in _target_names(t):
+                    counts[n] = counts.get(n, 0) + weight
+        return
+    if tp in (cst.FunctionDef, cst.ClassDef):
+        counts[stmt.name.value] = counts.get(stmt.name.value, 0) + 2
+        return
+    if tp is cst.For:
+        for n in _target_names(stmt.target):
+            counts[n] = counts.get(n, 0) + 2
+    for block in _sub_blocks(stmt):
+        for s in block:
+            _count_bindings(s, counts, top=False)
+
+
+def _sub_blocks(stmt) -> list:
+    blocks = []
+    body = getattr(stmt, "body", None)
+    if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+        blocks.append(body.body)
+    orelse = getattr(stmt, "orelse", None)
+    if isinstance(orelse, cst.If):
+        blocks.append([orelse])
+    elif orelse is not None and hasattr(orelse, "body"):
+        blocks.append(orelse.body.body)
+    for h in getattr(stmt, "handlers", ()) or ():
+        blocks.append(h.body.body)
+    fin = getattr(stmt, "finalbody", None)
+    if fin is not None:
+        blocks.append(fin.body.body)
+    return blocks
+
+
+_STMT_HANDLERS = {
+    cst.If: RuleContext._if,
+    cst.For: RuleContext._for,
+    cst.While: RuleContext._while,
+    cst.Try: RuleContext._try,
+    cst.TryStar: RuleContext._try,
+    cst.With: RuleContext._with,
+    cst.FunctionDef: RuleContext._function,
+    cst.ClassDef: RuleContext._class,
+    cst.Match: RuleContext._match,
+}
 
 
 def analyze(module: cst.Module, rules: list[Rule]) -> RuleContext:
-    """Walk ``module`` once, running the hooks of ``rules``.
+    """Walk ``module`` once, inferring facts and running the hooks of ``rules``.
 
     Returns the context: ``.findings`` holds the diagnostics, ``.crashes`` the rules that raised.
     """
-    ctx = RuleContext(module, ImportTable())
-    module.visit(_Dispatcher(ctx, rules))
+    ctx = RuleContext(module, ImportTable(), list(rules))
+    ctx.run()
     return ctx

@@ -7,23 +7,21 @@ from typing import Optional
 import libcst as cst
 
 from shapecheck.rules.base import Example, Fix, Rule, register
+from shapecheck.shapes import format_shape
 
-#: Methods and attributes that return a view with permuted strides.
-_PERMUTING_METHODS = {"transpose", "permute", "t", "swapaxes", "swapdims", "movedim"}
-_PERMUTING_ATTRIBUTES = {"T", "mT", "H", "mH"}
+_VIEW_METHODS = {"view", "reshape"}
 
 
-def _permuting_source(expr: cst.BaseExpression) -> Optional[str]:
-    """The name of the permuting op that produced ``expr`` directly (``transpose``, ``.T``), if any."""
-    if isinstance(expr, cst.Attribute) and expr.attr.value in _PERMUTING_ATTRIBUTES:
-        return "." + expr.attr.value
-    if (
-        isinstance(expr, cst.Call)
-        and isinstance(expr.func, cst.Attribute)
-        and expr.func.attr.value in _PERMUTING_METHODS
-    ):
-        return "." + expr.func.attr.value + "()"
+def _view_call(node: cst.Call) -> Optional[str]:
+    """``view``/``reshape`` when ``node`` is such a method call."""
+    func = node.func
+    if isinstance(func, cst.Attribute) and func.attr.value in _VIEW_METHODS and node.args:
+        return func.attr.value
     return None
+
+
+def _format_target(target) -> str:
+    return "(" + ", ".join("?" if d is None else str(d) for d in target) + ")"
 
 
 @register
@@ -31,12 +29,17 @@ class ViewOnNonContiguous(Rule):
     code = "SC101"
     name = "view-on-non-contiguous"
     severity = "error"
-    summary = "`.view()` on a tensor whose strides a transpose or permute changed"
+    summary = "`.view()` that must fail because a transpose, permute or slice changed the strides"
     fixable = True
     doc = """\
 ## What it does
-Flags `.view(...)` called on a tensor that is not contiguous in memory: the result of
-`transpose`, `permute`, `.T`, `.t()`, `.mT` and similar ops, which only swap strides.
+Flags `.view(...)` on a tensor whose memory layout makes that view impossible: after
+`transpose`, `permute`, `.T`, `.t()`, `.mT`, `expand` or a column slice, through names,
+elementwise ops, `.clone()` and dtype casts (which all keep the layout). With known sizes the
+strides are simulated exactly; with unknown sizes only a view that must merge dims a
+transpose/permute/expand moved apart is flagged (the classic `x.transpose(1, 2).view(b, t, -1)`
+of attention code). A view that only splits dims, or keeps the moved dims apart, is legal and is
+not flagged.
 
 ## Why is this bad?
 `view` never copies: it reinterprets the same storage with new sizes, which is possible only when
@@ -46,15 +49,15 @@ a transpose that no longer holds, and `view` raises
 
 ## Example
 ```python
-x = torch.arange(6).view(2, 3)
-y = x.T
-y.view(6)          # RuntimeError
+x = torch.rand(32, 32, 3).permute(2, 0, 1)
+x.view(3, -1)      # fine: splits nothing, merges dims 1 and 2 which are still adjacent
+x.view(-1)         # RuntimeError
 ```
 
 ## Use instead
 ```python
-y.reshape(6)       # copies when it has to
-y.contiguous().view(6)
+x.reshape(-1)      # copies when it has to
+x.contiguous().view(-1)
 ```
 The fix rewrites `.view(` to `.reshape(`, which returns the same values and copies only when
 a view is impossible.
@@ -64,7 +67,11 @@ a view is impossible.
         "import torch\nx = torch.arange(6).view(2, 3)\ny = x.T.contiguous().view(6)\n",
         "import torch\nx = torch.randn(4, 5)\ny = x.view(5, 4).transpose(0, 1)\n",
         "import torch\nx = torch.randn(2, 3, 4)\ny = x.permute(2, 0, 1).reshape(4, -1)\n",
+        "import torch\nx = torch.rand(32, 32, 3).permute(2, 0, 1)\ny = x.view(3, -1)\n",
+        "import torch\nx = torch.randn(6, 4).t()\ny = x.view(2, 2, 6)\n",
         "import numpy as np\na = np.zeros((2, 3))\nb = a.T.view(np.float64)\n",
+        "def f(x, b, t, h, d):\n    y = x.view(b, t, h, d).transpose(1, 2)\n    return y.reshape(b, t, -1)\n",
+        "def f(x, b, t, h, d):\n    y = x.view(b, t, h, d).transpose(1, 2)\n    return y.view(b, h, t, d, 1)\n",
     )
     invalid = (
         Example(
@@ -87,36 +94,170 @@ a view is impossible.
             "import torch\nx = torch.randn(5, 2, 3)\ny = x.mT.view(5, 6)  # <--\n",
             fixed="import torch\nx = torch.randn(5, 2, 3)\ny = x.mT.reshape(5, 6)  # <--\n",
         ),
+        Example(
+            "import torch\nx = torch.rand(4, 3).t()\ny = (x * 2).clone()\nz = y.view(-1)  # <--\n",
+            fixed="import torch\nx = torch.rand(4, 3).t()\ny = (x * 2).clone()\nz = y.reshape(-1)  # <--\n",
+        ),
+        "def attend(x, b, t, h, d):\n    y = x.view(b, t, h, d).transpose(1, 2)\n"
+        "    return y.view(b, t, -1)  # <--\n",
+        "import torch\nx = torch.rand(4, 6)\ny = x[:, :3].view(12)  # <--\n",
     )
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
+        if _view_call(node) != "view":
+            return
+        verdict = ctx.view_verdict(node)
+        if verdict is None:
+            return
+        recv, target, possible = verdict
+        if possible is not False:
+            return
         func = node.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value == "view"):
-            return
-        if not node.args or any(_is_dtype_arg(a) for a in node.args):
-            return
-        source = _permuting_source(func.value)
-        if source is None:
-            return
+        subject = ctx.source(func.value)
+        if len(subject) > 40:
+            subject = subject[:37] + "..."
+        why = f"after `{recv.moved_by}`" if recv.moved_by else "after slicing"
+        detail = ""
+        if recv.shape is not None and recv.strides is not None and recv.shape.is_fully_known:
+            detail = f" (shape {format_shape(recv.shape)}, strides {tuple(recv.strides)})"
         fix = Fix(func, func.with_changes(attr=cst.Name("reshape")))
         ctx.report(
             node,
-            f"`{ctx.source(func.value)}` is not contiguous after `{source}`; "
-            f"`.view()` cannot merge its dims and raises at run time; use `.reshape()` "
+            f"`{subject}` is not contiguous {why}{detail}; `.view{_format_target(target)}` would "
+            f"merge dims whose strides do not line up and raises at run time; use `.reshape()` "
             f"or call `.contiguous()` first",
             fix=fix,
         )
 
 
-def _is_dtype_arg(arg: cst.Arg) -> bool:
-    """True for ``view(torch.float16)``/``view(dtype=...)``: a dtype view, not a shape view."""
-    if arg.keyword is not None:
-        return arg.keyword.value == "dtype"
-    value = arg.value
-    if isinstance(value, cst.Attribute):
-        return value.attr.value in {
-            "float16", "float32", "float64", "bfloat16", "half", "float", "double",
-            "int8", "int16", "int32", "int64", "uint8", "bool", "complex64", "complex128",
-            "long", "int", "short",
-        }
-    return False
+@register
+class ViewMultipleInferred(Rule):
+    code = "SC102"
+    name = "view-multiple-inferred"
+    severity = "error"
+    summary = "`view`/`reshape` with more than one `-1`"
+    doc = """\
+## What it does
+Flags `view(...)` and `reshape(...)` calls that pass `-1` for more than one dimension.
+
+## Why is this bad?
+`-1` asks torch to infer that one size from the element count; with two unknowns the answer is
+not unique, and torch raises `RuntimeError: only one dimension can be inferred`.
+
+## Example
+```python
+x = torch.arange(12)
+y = x.view(-1, -1)     # RuntimeError
+```
+
+## Use instead
+```python
+y = x.view(3, -1)      # give every size but one
+```
+"""
+    valid = (
+        "import torch\nx = torch.arange(12)\ny = x.view(3, -1)\n",
+        "import torch\nx = torch.arange(12)\ny = x.reshape(-1)\n",
+        "def f(x, n):\n    return x.view(n, -1)\n",
+    )
+    invalid = (
+        "import torch\nx = torch.arange(12)\ny = x.view(-1, -1)  # <--\n",
+        "import torch\nx = torch.arange(12)\ny = x.reshape((-1, 2, -1))  # <--\n",
+    )
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        method = _view_call(node)
+        if method is None:
+            return
+        recv = ctx.fact(node.func.value)
+        if recv.kind not in ("tensor", None):
+            return
+        target = ctx.view_target(node)
+        if target is None:
+            return
+        count = sum(1 for d in target if d == -1)
+        if count > 1:
+            ctx.report(
+                node,
+                f"`.{method}{_format_target(target)}` passes -1 for {count} dims; torch can infer "
+                f"only one size and raises `only one dimension can be inferred`",
+            )
+
+
+@register
+class ViewSizeMismatch(Rule):
+    code = "SC103"
+    name = "view-size-mismatch"
+    severity = "error"
+    summary = "`view`/`reshape` to a shape with a different number of elements"
+    doc = """\
+## What it does
+Flags `view(...)` and `reshape(...)` whose target sizes cannot hold the tensor's elements, when
+both the tensor's shape and the target sizes are known.
+
+## Why is this bad?
+A view or reshape keeps every element exactly once; if the target's element count differs (or no
+value of `-1` makes it match), torch raises `RuntimeError: shape '[4, 2]' is invalid for input
+of size 6`.
+
+## Example
+```python
+x = torch.arange(6)
+y = x.view(4, 2)       # 8 elements asked of a tensor of 6
+```
+
+## Use instead
+```python
+y = x.view(3, 2)
+```
+"""
+    valid = (
+        "import torch\nx = torch.arange(6)\ny = x.view(3, 2)\n",
+        "import torch\nx = torch.arange(6)\ny = x.view(-1, 3)\n",
+        "import torch\nx = torch.zeros(2, 3, 4)\ny = x.reshape(6, 4)\n",
+        "def f(x, n):\n    return x.view(n, 4)\n",
+    )
+    invalid = (
+        "import torch\nx = torch.arange(6)\ny = x.view(4, 2)  # <--\n",
+        "import torch\nx = torch.zeros(2, 5)\ny = x.reshape(3, -1)  # <--\n",
+    )
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        method = _view_call(node)
+        if method is None:
+            return
+        recv = ctx.fact(node.func.value)
+        if recv.kind not in ("tensor", None) or recv.shape is None:
+            return
+        numel = recv.shape.numel()
+        if numel is None:
+            return
+        target = ctx.view_target(node)
+        if target is None or any(not isinstance(d, int) for d in target) or target.count(-1) > 1:
+            return
+        if any(d < -1 for d in target):
+            return
+        asked = 1
+        for d in target:
+            if d != -1:
+                asked *= d
+        if -1 in target:
+            bad = asked == 0 or numel % asked != 0
+            want = f"a multiple of {asked}" if asked else "a size that -1 can fill"
+        else:
+            bad = asked != numel
+            want = f"{asked} elements"
+        if not bad:
+            return
+        subject = ctx.source(node.func.value)
+        if len(subject) > 40:
+            subject = subject[:37] + "..."
+        ctx.report(
+            node,
+            f"`{subject}` has shape {format_shape(recv.shape)} ({numel} elements) but "
+            f"`.{method}{_format_target(target)}` needs {want}; torch raises `shape is invalid "
+            f"for input of size {numel}`",
+        )
+
+
+__all__ = ["ViewOnNonContiguous", "ViewMultipleInferred", "ViewSizeMismatch"]

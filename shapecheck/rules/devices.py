@@ -1,0 +1,603 @@
+"""Device rules (SC4xx): where tensors and modules live."""
+
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+import libcst as cst
+
+from shapecheck.facts import CPU, CUDA, INT, MAYBE_CUDA, MODULE, MPS, SIZE, TENSOR, Fact
+from shapecheck.rules import torch_ops as ops
+from shapecheck.rules.base import Example, Fix, Rule, register
+from shapecheck.rules.scopes import scope_of
+from shapecheck.rules.tensor_helpers import keyword, method_call, name_of, positional, short, torch_name
+
+_CONCRETE = {CPU, CUDA, MPS, MAYBE_CUDA}
+_WORDS = {CPU: "the CPU", CUDA: "CUDA", MPS: "MPS", MAYBE_CUDA: "CUDA when it is available"}
+
+#: Arithmetic operators whose operands must share a device.
+_DEVICE_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide,
+                     cst.Modulo, cst.Power, cst.MatrixMultiply, cst.BitAnd, cst.BitOr, cst.BitXor)
+#: torch functions whose tensor arguments must share a device (positional, or a list first).
+_DEVICE_FUNCTIONS = {"add", "sub", "mul", "div", "matmul", "mm", "bmm", "dot", "where", "maximum",
+                     "minimum", "cdist", "outer", "cross", "lerp", "addmm", "baddbmm", "einsum"}
+_LIST_FUNCTIONS = {"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack"}
+_DEVICE_METHODS = {"add", "sub", "mul", "div", "matmul", "mm", "bmm", "dot", "add_", "sub_",
+                   "mul_", "div_", "maximum", "minimum", "lerp", "lerp_"}
+
+
+def _device(fact: Fact) -> Optional[str]:
+    device = fact.device
+    if device is None or device.startswith("same-as"):
+        return None
+    if device.startswith("cuda"):
+        return CUDA
+    return device if device in _CONCRETE else None
+
+
+def _conflict(a: str, b: str) -> Optional[str]:
+    """``"always"``, ``"when CUDA is available"``, or ``None`` when the devices can agree."""
+    if a == b or {a, b} == {CUDA, MAYBE_CUDA}:
+        return None
+    if MAYBE_CUDA in (a, b):
+        return "when CUDA is available" if CPU in (a, b) else "always"
+    return "always"
+
+
+def _multi_dim_cpu(fact: Fact) -> bool:
+    """A CPU tensor that is surely not 0-dim (0-dim CPU tensors mix with CUDA ones legally)."""
+    return (
+        fact.kind == TENSOR
+        and not fact.is_scalar_cpu
+        and fact.shape is not None
+        and fact.shape.rank is not None
+        and fact.shape.rank >= 1
+    )
+
+
+def _operands(ctx, node: cst.CSTNode) -> Optional[tuple[str, list[cst.BaseExpression]]]:
+    """``(what, tensor operands)`` for an op whose operands must share a device."""
+    if isinstance(node, cst.BinaryOperation):
+        if isinstance(node.operator, _DEVICE_OPERATORS):
+            return ctx.source(node.operator).strip(), [node.left, node.right]
+        return None
+    if not isinstance(node, cst.Call):
+        return None
+    name = torch_name(ctx, node.func)
+    args = positional(node)
+    if name in _LIST_FUNCTIONS and args and isinstance(args[0], (cst.List, cst.Tuple)):
+        return f"torch.{name}", [e.value for e in args[0].elements if isinstance(e, cst.Element)]
+    if name in _DEVICE_FUNCTIONS:
+        if name == "einsum":
+            args = args[1:]
+        return f"torch.{name}", args
+    call = method_call(node)
+    if name is None and call is not None and call[1] in _DEVICE_METHODS and len(args) == 1:
+        return f".{call[1]}()", [call[0], args[0]]
+    return None
+
+
+@register
+class CrossDeviceOperation(Rule):
+    code = "SC401"
+    name = "cross-device-operation"
+    severity = "error"
+    summary = "tensors (or a module and its input) on different devices meet in one op"
+    doc = """\
+## What it does
+Flags two tensors known to live on different devices meeting in an arithmetic operator,
+a torch function (`torch.cat`, `torch.stack`, `torch.matmul`, `torch.where`...) or a method
+(`x.add(y)`), and a module moved with `.cuda()`/`.to(device)` called on a tensor left on the
+CPU. A `device` chosen with `torch.device("cuda" if torch.cuda.is_available() else "cpu")` may
+be CUDA: a tensor moved there that meets a fresh CPU tensor fails when CUDA is available.
+0-dim CPU tensors and Python numbers mix with CUDA tensors legally and are not flagged.
+
+## Why is this bad?
+Kernels run on one device; torch does not copy operands for you and raises
+`RuntimeError: Expected all tensors to be on the same device`. Code developed on a laptop
+without a GPU passes every test and then fails on the first GPU machine.
+
+## Example
+```python
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = Net().to(device)
+x = torch.randn(8, 4)
+out = model(x)                # fails on a GPU machine
+```
+
+## Use instead
+```python
+x = torch.randn(8, 4, device=device)
+out = model(x)
+```
+"""
+    valid = (
+        "import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+        "x = torch.randn(3).to(device)\ny = torch.randn(3, device=device)\nz = x + y\n",
+        "import torch\nx = torch.randn(3).cuda()\ns = torch.randn(5).sum()\nz = x * s\n",
+        "import torch\nx = torch.randn(3).cuda()\nz = x * 2.0 + torch.tensor(1.0)\n",
+        "import torch\nx = torch.randn(3).cuda()\ny = torch.zeros(3, device=x.device)\nz = x + y\n",
+        "import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 2)\nmodel.cuda()\nout = model(torch.randn(8, 4).cuda())\n",
+        "import torch\nx = torch.randn(3).cuda()\ny = torch.randn(3)\nz = x + y.cuda()\n",
+    )
+    invalid = (
+        "import torch\nx = torch.tensor([1.0])\ny = torch.tensor([2.0]).cuda()\nz = x + y  # <--\n",
+        "import torch\nimport torch.nn as nn\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+        "model = nn.Linear(4, 2).to(device)\nx = torch.randn(8, 4)\nout = model(x)  # <--\n",
+        "import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 2)\nmodel.cuda()\nout = model(torch.randn(8, 4))  # <--\n",
+        "import torch\na = torch.ones(2, 3).cuda()\nb = torch.ones(2, 3)\nc = torch.cat([a, b])  # <--\n",
+    )
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
+        self._check(node, ctx)
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        if self._check(node, ctx):
+            return
+        callee = ctx.fact(node.func)
+        args = positional(node)
+        if callee.kind != MODULE or not args:
+            return
+        module_device = _device(callee)
+        if module_device is None:
+            return
+        for arg in args:
+            fact = ctx.fact(arg)
+            device = _device(fact)
+            if fact.kind != TENSOR or device is None:
+                continue
+            cpu_side = fact if device == CPU else None
+            when = _conflict(module_device, device)
+            if when is None or (cpu_side is not None and not _multi_dim_cpu(cpu_side)):
+                continue
+            module = short(ctx, node.func)
+            ctx.report(
+                node,
+                f"module `{module}` is on {_WORDS[module_device]} but its input "
+                f"`{short(ctx, arg)}` is on {_WORDS[device]}: the call raises RuntimeError "
+                f"(Expected all tensors to be on the same device) {when}; move the input with "
+                f"`.to(device)`",
+            )
+            return
+
+    def _check(self, node: cst.CSTNode, ctx) -> bool:
+        found = _operands(ctx, node)
+        if found is None:
+            return False
+        what, operands = found
+        placed = []
+        for operand in operands:
+            fact = ctx.fact(operand)
+            device = _device(fact)
+            if fact.kind == TENSOR and device is not None:
+                placed.append((operand, fact, device))
+        for i, (a, fa, da) in enumerate(placed):
+            for b, fb, db in placed[i + 1:]:
+                when = _conflict(da, db)
+                if when is None:
+                    continue
+                if (da == CPU and not _multi_dim_cpu(fa)) or (db == CPU and not _multi_dim_cpu(fb)):
+                    continue
+                ctx.report(
+                    node,
+                    f"`{short(ctx, a)}` is on {_WORDS[da]} and `{short(ctx, b)}` is on "
+                    f"{_WORDS[db]}: `{what}` raises RuntimeError (Expected all tensors to be on "
+                    f"the same device) {when}; move one with `.to({short(ctx, b if da == CPU else a)}.device)`",
+                )
+                return True
+        return True
+
+
+@register
+class DiscardedDeviceMove(Rule):
+    code = "SC402"
+    name = "discarded-device-move"
+    severity = "error"
+    summary = "`x.cuda()`/`x.to(...)`/`x.float()` on a tensor as a statement: the result is lost"
+    fixable = True
+    doc = """\
+## What it does
+Flags `x.cuda()`, `x.cpu()`, `x.to(...)`, `x.float()`, `x.half()`, `x.long()` and the like
+used as a statement, when `x` is known to be a tensor. Modules are not flagged: `model.cuda()`
+moves a module in place and is correct; receivers of unknown kind are not flagged either.
+
+## Why is this bad?
+On a tensor these methods return a new tensor and leave `x` where it was. The statement does the
+copy and throws it away; `x` stays on the CPU (or keeps its dtype), and the next op that meets a
+CUDA tensor fails.
+
+## Example
+```python
+x = torch.randn(3)
+x.cuda()                      # x is still on the CPU
+```
+
+## Use instead
+```python
+x = x.cuda()
+```
+The fix assigns the result back to the receiver.
+"""
+    valid = (
+        "import torch\nx = torch.randn(3)\nx = x.cuda()\n",
+        "import torch\nimport torch.nn as nn\nmodel = nn.Linear(3, 3)\nmodel.cuda()\nmodel.to('cpu')\nmodel.float()\n",
+        "def prepare(model):\n    model.cuda()\n",
+        "import torch\nx = torch.randn(3)\ny = x.to(torch.float16)\n",
+    )
+    invalid = (
+        Example(
+            "import torch\nx = torch.randn(3)\nx.cuda()  # <--\n",
+            fixed="import torch\nx = torch.randn(3)\nx = x.cuda()  # <--\n",
+        ),
+        Example(
+            "import torch\nx = torch.randn(3)\nx.to('cuda')  # <--\n",
+            fixed="import torch\nx = torch.randn(3)\nx = x.to('cuda')  # <--\n",
+        ),
+        Example(
+            "import torch\nidx = torch.tensor([1, 2])\nidx.float()  # <--\n",
+            fixed="import torch\nidx = torch.tensor([1, 2])\nidx = idx.float()  # <--\n",
+        ),
+    )
+
+    def visit_Expr(self, node: cst.Expr, ctx) -> None:
+        call = method_call(node.value)
+        if call is None or call[1] not in ops.MOVE_METHODS:
+            return
+        receiver, method = call
+        if method == "type" and not node.value.args:
+            return
+        fact = ctx.fact(receiver)
+        if fact.kind != TENSOR:
+            return
+        fix = None
+        if name_of(receiver) is not None:
+            fix = Fix(node, cst.Assign(
+                targets=[cst.AssignTarget(target=receiver)], value=node.value, semicolon=node.semicolon,
+            ))
+        name = short(ctx, receiver)
+        ctx.report(
+            node,
+            f"`{short(ctx, node.value)}` returns a new tensor and leaves `{name}` unchanged; "
+            f"the result is thrown away, so `{name}` keeps its old device and dtype; write "
+            f"`{name} = {short(ctx, node.value)}`",
+            fix=fix,
+        )
+
+
+def _root_name(expr: cst.BaseExpression) -> Optional[cst.Name]:
+    """The variable an expression is computed from: ``x`` for ``x``, ``x[0]``, ``x.float().t()``."""
+    while True:
+        if isinstance(expr, cst.Name):
+            return expr
+        if isinstance(expr, cst.Subscript):
+            expr = expr.value
+            continue
+        call = method_call(expr)
+        if call is not None:
+            expr = call[0]
+            continue
+        return None
+
+
+def _nonzero_rank_factory(ctx, node: cst.CSTNode, ints: frozenset = frozenset()) -> Optional[str]:
+    """``"zeros"`` etc. for a torch factory call without ``device=`` that is surely not 0-dim.
+
+    ``ints`` holds names known to be bound to one Python int (``n = x.shape[-1]``).
+    """
+    if not isinstance(node, cst.Call):
+        return None
+    name = torch_name(ctx, node.func)
+    if name not in ops.FACTORIES or keyword(node, "device") is not None:
+        return None
+    args = positional(node)
+    if name in ("arange", "linspace", "logspace", "eye", "randperm"):
+        return name if args or node.args else None
+    if name in ("tensor", "as_tensor"):
+        if args and isinstance(args[0], (cst.List, cst.Tuple)) and args[0].elements:
+            return name
+        return None
+    sizes = args
+    if name == "full":
+        sizes = args[:1]
+    elif name == "randint":
+        size_kw = keyword(node, "size")
+        sizes = [size_kw.value] if size_kw is not None else args[2:3] if len(args) >= 3 else args[1:2]
+        sizes = [s for s in sizes if isinstance(s, (cst.Tuple, cst.List))]
+    if not sizes:
+        size_kw = keyword(node, "size")
+        sizes = [size_kw.value] if size_kw is not None else []
+    if not sizes:
+        return None
+    first = sizes[0]
+    if isinstance(first, (cst.Tuple, cst.List)):
+        return name if first.elements else None
+    if isinstance(first, cst.Integer) or len(sizes) >= 2:
+        return name
+    fact = ctx.fact(first)
+    if fact.kind == INT or (fact.kind == SIZE and fact.shape is not None and fact.shape.rank):
+        return name
+    if isinstance(first, cst.Name) and first.value in ints:
+        return name
+    return name if _is_size_int(first) else None
+
+
+def _is_size_int(expr: cst.BaseExpression) -> bool:
+    """``x.shape[i]``, ``x.size(i)``, ``len(x)``: expressions that are surely one int."""
+    if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute):
+        return expr.value.attr.value == "shape" and len(expr.slice) == 1 and isinstance(
+            expr.slice[0].slice, cst.Index
+        )
+    call = method_call(expr)
+    if call is not None and call[1] == "size" and len(expr.args) == 1:  # type: ignore[union-attr]
+        return True
+    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "len"
+
+
+_DEVICE_CHANGING = {"to", "cuda", "cpu", "type", "mps", "new_zeros", "new_ones", "new_empty",
+                    "new_full", "new_tensor", "item", "tolist", "numpy", "size", "dim"}
+
+
+def _is_number(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        return True
+    return isinstance(expr, cst.UnaryOperation) and isinstance(expr.expression, (cst.Integer, cst.Float))
+
+
+def _annotated_tensor(param: cst.Param) -> bool:
+    if param.annotation is None:
+        return False
+    text = cst.Module([]).code_for_node(param.annotation.annotation)
+    return "Tensor" in text
+
+
+@register
+class FactoryWithoutDevice(Rule):
+    code = "SC403"
+    name = "factory-without-device"
+    severity = "warning"
+    summary = "a tensor created without `device=` meets an input tensor of unknown device"
+    fixable = True
+    doc = """\
+## What it does
+Inside `nn.Module.forward`, and in any function whose tensor parameters may live on any
+device, flags a factory (`torch.zeros`, `torch.ones`, `torch.arange`, `torch.tensor([...])`...)
+called without `device=` whose result meets a parameter tensor in an operator or in
+`torch.cat`/`torch.stack`/`torch.where`. 0-dim factories (`torch.tensor(1.0)`) mix with any
+device and are not flagged.
+
+## Why is this bad?
+A factory without `device=` builds its tensor on the CPU. The function works as long as its
+inputs are CPU tensors, and raises `RuntimeError: Expected all tensors to be on the same device`
+as soon as the model and its inputs move to the GPU.
+
+## Example
+```python
+def forward(self, x):
+    mask = torch.ones(x.shape[-1])
+    return x * mask           # fails for a CUDA x
+```
+
+## Use instead
+```python
+def forward(self, x):
+    mask = torch.ones(x.shape[-1], device=x.device)
+    return x * mask
+```
+The fix adds `device=x.device` to the factory call. Pass `dtype=x.dtype` too when the result
+should follow the input's precision (the fix leaves the dtype as it was).
+"""
+    valid = (
+        "import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def forward(self, x):\n"
+        "        mask = torch.ones(x.shape[-1], device=x.device)\n        return x * mask\n",
+        "import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def forward(self, x):\n"
+        "        return x * torch.tensor(0.5)\n",
+        "import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def forward(self, x):\n"
+        "        return x * 2.0\n",
+        "import torch\ndef f(x):\n    x = x.cpu()\n    return x + torch.zeros(3)\n",
+        "import torch\ndef g(n):\n    return n + torch.zeros(3)\n",
+    )
+    invalid = (
+        Example(
+            "import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def forward(self, x):\n"
+            "        return x + torch.zeros(10)  # <--\n",
+            fixed="import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def forward(self, x):\n"
+            "        return x + torch.zeros(10, device=x.device)  # <--\n",
+        ),
+        Example(
+            "import torch\nfrom torch import Tensor\ndef add_bias(x: Tensor) -> Tensor:\n"
+            "    bias = torch.arange(4)\n    return x + bias  # <--\n",
+            fixed="import torch\nfrom torch import Tensor\ndef add_bias(x: Tensor) -> Tensor:\n"
+            "    bias = torch.arange(4, device=x.device)\n    return x + bias  # <--\n",
+        ),
+        "import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def forward(self, h):\n"
+        "        pad = torch.zeros(2, 3)\n        return torch.cat([h, pad], dim=0)  # <--\n",
+    )
+
+    def __init__(self) -> None:
+        self._factories: dict[tuple[int, str], cst.Call] = {}
+        self._ints: dict[int, set[str]] = {}
+
+    def visit_Assign(self, node: cst.Assign, ctx) -> None:
+        function = scope_of(ctx, node).function
+        ints = self._ints.setdefault(id(function), set())
+        for target in node.targets:
+            names = [target.target] if isinstance(target.target, cst.Name) else [
+                e.value for e in getattr(target.target, "elements", ()) if isinstance(e.value, cst.Name)
+            ]
+            unpacks_shape = isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape"
+            for name in names:
+                if _is_size_int(node.value) or (unpacks_shape and name is not target.target):
+                    ints.add(name.value)
+                else:
+                    ints.discard(name.value)
+            if isinstance(target.target, cst.Name):
+                key = (id(function), target.target.value)
+                made = self._factory(node.value, function, ctx)
+                if made is not None:
+                    self._factories[key] = made
+                else:
+                    self._factories.pop(key, None)
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
+        self._check(node, ctx)
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        self._check(node, ctx)
+
+    def _factory(self, expr: cst.BaseExpression, function, ctx) -> Optional[cst.Call]:
+        """The factory call (without ``device=``) that ``expr`` is computed from, if any.
+
+        Follows methods that keep the device (``.triu(1)``, ``.float()``), arithmetic with
+        Python numbers (``mask * 1e9``) and names bound to such values in this function.
+        """
+        ints = frozenset(self._ints.get(id(function), ()))
+        while True:
+            if _nonzero_rank_factory(ctx, expr, ints) is not None:
+                return expr  # type: ignore[return-value]
+            if isinstance(expr, cst.Name):
+                return self._factories.get((id(function), expr.value))
+            call = method_call(expr)
+            if call is not None and torch_name(ctx, expr.func) is None:  # type: ignore[union-attr]
+                if call[1] in _DEVICE_CHANGING:
+                    return None
+                expr = call[0]
+                continue
+            if isinstance(expr, cst.UnaryOperation):
+                expr = expr.expression
+                continue
+            if isinstance(expr, cst.BinaryOperation):
+                if _is_number(expr.right):
+                    expr = expr.left
+                    continue
+                if _is_number(expr.left):
+                    expr = expr.right
+                    continue
+            return None
+
+    def _param_tensor(self, expr: cst.BaseExpression, scope, ctx) -> Optional[str]:
+        """The parameter name when ``expr`` is computed from a parameter tensor of unknown device."""
+        function = scope.function
+        if function is None:
+            return None
+        root = _root_name(expr)
+        if root is None or root.value in ("self", "cls"):
+            return None
+        params = {p.name.value: p for p in (*function.params.params, *function.params.kwonly_params,
+                                              *function.params.posonly_params)}
+        param = params.get(root.value)
+        if param is None:
+            return None
+        fact = ctx.fact(expr)
+        if fact.device is not None and not fact.device.startswith("same-as"):
+            return None
+        if fact.kind not in (None, TENSOR):
+            return None
+        in_forward = scope.module_class and function.name.value == "forward"
+        if fact.kind == TENSOR or _annotated_tensor(param) or in_forward:
+            return root.value
+        return None
+
+    def _check(self, node: cst.CSTNode, ctx) -> None:
+        found = _operands(ctx, node)
+        if found is None:
+            return
+        what, operands = found
+        scope = scope_of(ctx, node)
+        factories = [(op, self._factory(op, scope.function, ctx)) for op in operands]
+        made = [(op, call) for op, call in factories if call is not None]
+        if not made:
+            return
+        for operand in operands:
+            if any(operand is op for op, _ in made):
+                continue
+            param = self._param_tensor(operand, scope, ctx)
+            if param is None:
+                continue
+            op, call = made[0]
+            fixed = call.with_changes(args=[
+                *call.args[:-1],
+                call.args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                cst.Arg(
+                    keyword=cst.Name("device"),
+                    value=cst.parse_expression(f"{param}.device"),
+                    equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                          whitespace_after=cst.SimpleWhitespace("")),
+                ),
+            ])
+            ctx.report(
+                node,
+                f"`{short(ctx, call)}` is created on the CPU (no `device=`) and meets "
+                f"`{short(ctx, operand)}`, computed from the input `{param}`: `{what}` raises "
+                f"RuntimeError (Expected all tensors to be on the same device) when `{param}` "
+                f"is on the GPU; pass `device={param}.device`",
+                fix=Fix(call, fixed),
+            )
+            return
+
+
+@register
+class NumpyOnCuda(Rule):
+    code = "SC404"
+    name = "numpy-on-cuda"
+    severity = "error"
+    summary = "`.numpy()` on a CUDA tensor"
+    fixable = True
+    doc = """\
+## What it does
+Flags `t.numpy()` where `t` is known to live on CUDA (`.cuda()`, `.to("cuda")`,
+`device="cuda"`), or on a `device` that is CUDA when available.
+
+## Why is this bad?
+A NumPy array lives in host memory and cannot view GPU memory: torch raises `TypeError: can't
+convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory
+first.`
+
+## Example
+```python
+x = torch.randn(3).cuda()
+a = x.numpy()                 # TypeError
+```
+
+## Use instead
+```python
+a = x.cpu().numpy()
+```
+The fix inserts `.cpu()` before `.numpy()`; on a CPU tensor `.cpu()` returns the tensor itself.
+"""
+    valid = (
+        "import torch\nx = torch.randn(3).cuda()\na = x.cpu().numpy()\n",
+        "import torch\nx = torch.randn(3)\na = x.numpy()\n",
+        "import torch\nx = torch.randn(3).cuda()\nx = x.cpu()\na = x.numpy()\n",
+    )
+    invalid = (
+        Example(
+            "import torch\nx = torch.randn(3).cuda()\na = x.numpy()  # <--\n",
+            fixed="import torch\nx = torch.randn(3).cuda()\na = x.cpu().numpy()  # <--\n",
+        ),
+        Example(
+            "import torch\ndevice = 'cuda' if torch.cuda.is_available() else 'cpu'\n"
+            "x = torch.randn(3, device=device)\na = x.numpy()  # <--\n",
+            fixed="import torch\ndevice = 'cuda' if torch.cuda.is_available() else 'cpu'\n"
+            "x = torch.randn(3, device=device)\na = x.cpu().numpy()  # <--\n",
+        ),
+    )
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        call = method_call(node)
+        if call is None or call[1] != "numpy" or node.args:
+            return
+        receiver = call[0]
+        fact = ctx.fact(receiver)
+        device = _device(fact)
+        if fact.kind != TENSOR or device not in (CUDA, MAYBE_CUDA):
+            return
+        moved = cst.Call(func=cst.Attribute(value=receiver, attr=cst.Name("cpu")))
+        fix = Fix(node.func, node.func.with_changes(value=moved))
+        name = short(ctx, receiver)
+        when = "" if device == CUDA else " when CUDA is available"
+        ctx.report(
+            node,
+            f"`{name}` is on {_WORDS[device]}, so `{name}.numpy()` raises TypeError{when} "
+            f"(can't convert cuda:0 device type tensor to numpy); use `{name}.cpu().numpy()`",
+            fix=fix,
+        )

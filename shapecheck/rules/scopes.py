@@ -1,0 +1,45 @@
+"""Where the node being visited sits: its function, class, loop and grad mode.
+
+A thin reading of the inference context (see the docstring of :mod:`shapecheck.infer`): the
+rules of this package ask through :func:`scope_of` and :func:`grad_enabled` so that they read the
+context the same way everywhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import libcst as cst
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The surroundings of the node whose hook is running.
+
+    ``grad``: True/False when grad mode is known there, ``None`` when it is not. ``loop``: the
+    innermost For/While around the node inside its function. ``module_class``: the enclosing
+    class is known to subclass ``nn.Module``.
+    """
+
+    function: Optional[cst.FunctionDef]
+    class_def: Optional[cst.ClassDef]
+    loop: Optional[cst.CSTNode]
+    grad: Optional[bool]
+    module_class: bool
+
+
+def scope_of(ctx, node: cst.CSTNode) -> Scope:
+    """The :class:`Scope` of ``node``, which must be the node whose hook is running."""
+    return Scope(
+        function=getattr(ctx, "function", None),
+        class_def=getattr(ctx, "class_def", None),
+        loop=getattr(ctx, "loop", None),
+        grad=getattr(ctx, "grad_enabled", None),
+        module_class=getattr(ctx, "in_module_class", None) is True,
+    )
+
+
+def grad_enabled(ctx, node: cst.CSTNode) -> Optional[bool]:
+    """Grad mode where ``node`` (the node whose hook is running) executes."""
+    return getattr(ctx, "grad_enabled", None)

@@ -1,0 +1,56 @@
+"""The runtime API: checked einsum, signature checks, shape assertions, broadcasting.
+
+``import shapecheck`` does not import torch; this module does, and ``shapecheck.einsum`` and the
+other names below reach it lazily through the package's ``__getattr__``.
+
+- :func:`einsum` (``shapecheck.runtime_einsum``): validates, then runs a cached plan;
+- :func:`check` and :func:`assert_shape` (``shapecheck.runtime_check``): jaxtyping annotations
+  compiled into a per-call check that binds dims across arguments and the return value;
+- :func:`broadcast_shapes`: ``torch.broadcast_shapes`` with the algebra's explanation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from shapecheck import broadcast as _broadcast
+from shapecheck.errors import (
+    BroadcastError, DeviceMismatchError, EinsumOperandCountError, EinsumShapeError,
+    EinsumSyntaxError, ShapeCheckError,
+)
+from shapecheck.runtime_check import assert_shape, check, current_bindings, disabled
+from shapecheck.runtime_einsum import clear_cache, einsum, plan_source
+from shapecheck.runtime_errors import DtypeMismatchError, SignatureShapeError
+from shapecheck.shapes import Shape
+
+__all__ = [
+    "einsum", "check", "assert_shape", "broadcast_shapes", "plan_source", "clear_cache",
+    "current_bindings", "disabled",
+    "ShapeCheckError", "EinsumSyntaxError", "EinsumOperandCountError", "EinsumShapeError",
+    "BroadcastError", "DeviceMismatchError", "DtypeMismatchError", "SignatureShapeError",
+]
+
+
+def broadcast_shapes(*shapes: Any):
+    """The shape that ``shapes`` broadcast to; each argument is a tensor, a ``torch.Size``, a
+    tuple of dims, an int (a 1-d shape, as torch allows) or a :class:`~shapecheck.shapes.Shape`.
+
+    Returns a ``torch.Size`` when every dim is a known int (as ``torch.broadcast_shapes`` does),
+    else the algebra's :class:`~shapecheck.shapes.Shape`. Raises
+    :class:`~shapecheck.errors.BroadcastError` (a ``RuntimeError``) with the shapes
+    right-aligned in a table and the failing axis marked.
+    """
+    converted = []
+    for shape in shapes:
+        if isinstance(shape, torch.Tensor):
+            converted.append(tuple(shape.shape))
+        elif isinstance(shape, torch.Size):
+            converted.append(tuple(shape))
+        else:
+            converted.append(shape)
+    result = _broadcast.broadcast_shapes(*converted)
+    if isinstance(result, Shape) and result.is_fully_known:
+        return torch.Size(result.dims)
+    return result

@@ -1,0 +1,520 @@
+"""``@shapecheck.check`` and ``shapecheck.assert_shape``.
+
+``check`` reads a function's jaxtyping annotations once and compiles a wrapper whose body is the
+exact sequence of comparisons those annotations need (generated Python, so a call costs a few
+attribute reads and dict operations per tensor). Named dims are bound across the arguments and
+the return value; variadic ``*batch``, ``...``, broadcastable ``#b``, fixed sizes and symbolic
+expressions (``dim+1``) follow jaxtyping's meaning. All tensor arguments must sit on one device
+(a 0-d CPU tensor excepted, as torch allows) unless ``devices=False``. Annotations that are not
+tensor annotations are left to beartype. When the fast path finds a fault, the reference
+interpreter (:mod:`shapecheck.runtime_explain`) walks the call again to explain it.
+
+``SHAPECHECK_DISABLE=1`` in the environment, when ``check`` runs, makes it return the function
+unchanged.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import functools
+import inspect
+import os
+import types
+import typing
+from typing import Any, Callable, Optional
+
+import torch
+
+from shapecheck.runtime_annotations import (
+    ANONYMOUS, FIXED, NAMED, SYMBOLIC, VARIADIC, TensorSpec, dims_spec, eval_symbolic,
+    is_array_annotation, tensor_spec, tuple_specs,
+)
+from shapecheck.runtime_explain import Binder, Fault, merge_variadic
+
+_MISSING = object()
+_NO_RESULT = object()
+_CONTEXT: contextvars.ContextVar = contextvars.ContextVar("shapecheck_call", default=None)
+
+
+def disabled() -> bool:
+    """True when ``SHAPECHECK_DISABLE`` is set to anything but ``""``, ``0``, ``false``,
+    ``no`` or ``off``."""
+    value = os.environ.get("SHAPECHECK_DISABLE", "")
+    return value.strip().lower() not in ("", "0", "false", "no", "off")
+
+
+def check(fn: Optional[Callable] = None, *, devices: bool = True):
+    """Check a function's jaxtyping-annotated tensors on every call.
+
+    Use bare (``@check``) or with options (``@check(devices=False)``). Each call binds the named
+    dims across the arguments and the return value and checks dtype kinds, ranks, fixed sizes,
+    ``*batch``/``...``, ``#b`` and symbolic dims; with ``devices=True`` all tensor arguments
+    must be on one device. Faults raise
+    :class:`~shapecheck.errors.SignatureShapeError` (a ``RuntimeError``),
+    :class:`~shapecheck.errors.DtypeMismatchError` or
+    :class:`~shapecheck.errors.DeviceMismatchError`; a non-tensor where a tensor is annotated
+    raises ``TypeError``. Other annotations are checked by beartype. With
+    ``SHAPECHECK_DISABLE=1`` the function is returned unchanged.
+    """
+    if fn is None:
+        return functools.partial(check, devices=devices)
+    if disabled():
+        return fn
+    if isinstance(fn, (staticmethod, classmethod)):
+        return type(fn)(check(fn.__func__, devices=devices))
+    if not isinstance(fn, types.FunctionType):
+        raise TypeError(
+            "shapecheck.check() decorates functions and methods, not %s" % type(fn).__name__)
+    if getattr(fn, "__shapecheck__", False):
+        return fn
+    return compile_checker(fn, devices=devices)
+
+
+def _resolve_hints(fn: Callable) -> dict:
+    """The function's annotations as objects; ones that cannot be resolved are dropped."""
+    try:
+        return typing.get_type_hints(fn, include_extras=True)
+    except Exception:
+        pass
+    hints = {}
+    for name, hint in getattr(fn, "__annotations__", {}).items():
+        if isinstance(hint, str):
+            try:
+                hint = eval(hint, fn.__globals__, {})
+            except Exception:
+                continue
+        hints[name] = hint
+    return hints
+
+
+def has_tensor_annotations(fn: Callable) -> bool:
+    """True when a parameter of ``fn`` carries a jaxtyping annotation of torch tensors."""
+    hints = _resolve_hints(fn)
+    return any(tensor_spec(h) is not None for name, h in hints.items() if name != "return")
+
+
+class _Param:
+    """A checked parameter: how to fetch its value from ``(args, kwargs)`` and its spec."""
+
+    __slots__ = ("name", "kind", "index", "spec")
+
+    def __init__(self, name: str, kind: Any, index: int, spec: TensorSpec) -> None:
+        self.name = name
+        self.kind = kind
+        self.index = index
+        self.spec = spec
+
+
+class Checker:
+    """A compiled check of one function: its parameters, return spec and explainer."""
+
+    def __init__(self, fn: Callable, params: list, returns: Optional[list], returns_tuple: bool,
+                 devices: bool, named: frozenset) -> None:
+        self.fn = fn
+        self.params = params
+        self.returns = returns
+        self.returns_tuple = returns_tuple
+        self.devices = devices
+        self.named = named
+        self.function = getattr(fn, "__qualname__", getattr(fn, "__name__", "function")) + "()"
+        code = getattr(fn, "__code__", None)
+        self.location = "%s:%d" % (code.co_filename, code.co_firstlineno) if code else ""
+
+    def values(self, args: tuple, kwargs: dict):
+        """``(where, spec, value)`` for every checked argument present in the call, in order."""
+        n = len(args)
+        for p in self.params:
+            kind = p.kind
+            if kind is inspect.Parameter.VAR_POSITIONAL:
+                for k, value in enumerate(args[p.index:]):
+                    yield "argument '%s[%d]'" % (p.name, k), p.spec, value
+                continue
+            if kind is inspect.Parameter.VAR_KEYWORD:
+                for key, value in kwargs.items():
+                    if key not in self.named:
+                        yield "argument '%s'" % key, p.spec, value
+                continue
+            if kind is inspect.Parameter.KEYWORD_ONLY:
+                value = kwargs.get(p.name, _MISSING)
+            elif p.index < n:
+                value = args[p.index]
+            elif kind is inspect.Parameter.POSITIONAL_ONLY:
+                value = _MISSING
+            else:
+                value = kwargs.get(p.name, _MISSING)
+            if value is not _MISSING:
+                yield "argument '%s'" % p.name, p.spec, value
+
+    def result_values(self, result: Any):
+        """``(where, spec, value)`` for the return value (each item of an annotated tuple)."""
+        if self.returns is None:
+            return
+        if not self.returns_tuple:
+            yield "return value", self.returns[0], result
+            return
+        if not isinstance(result, tuple) or len(result) != len(self.returns):
+            yield "return value", None, result
+            return
+        for k, (spec, value) in enumerate(zip(self.returns, result)):
+            yield "return value [%d]" % k, spec, value
+
+    def bind(self, args: tuple, kwargs: dict, result: Any = _NO_RESULT,
+             bindings: Optional[dict] = None) -> Binder:
+        """Walk the call with the reference interpreter; raises the first fault's error.
+
+        ``bindings`` is the call's live bindings dict: the dims ``assert_shape`` bound in the
+        body (recorded there with their source) join before the return value is checked.
+        """
+        binder = Binder(self.function, self.location, self.devices)
+        try:
+            for where, spec, value in self.values(args, kwargs):
+                binder.check_value(where, spec, value)
+            binder.check_pending()
+            if bindings:
+                adopt_asserted(binder, bindings)
+            if result is not _NO_RESULT:
+                binder.devices = False
+                for where, spec, value in self.result_values(result):
+                    if spec is None:
+                        raise Fault(TypeError(
+                            "%s: return value is %s, expected a tuple of %d tensors"
+                            % (self.function, type(value).__name__, len(self.returns))))
+                    binder.check_value(where, spec, value)
+                binder.check_pending()
+        except Fault as fault:
+            raise fault.error.with_traceback(None) from None
+        return binder
+
+    def fail(self, args: tuple, kwargs: dict, result: Any = _NO_RESULT,
+             bindings: Optional[dict] = None) -> None:
+        """Called by the compiled wrapper on a fault: raise the explained error."""
+        self.bind(args, kwargs, result, bindings)
+        raise AssertionError(
+            "shapecheck: the compiled check of %s rejected a call its explainer accepts; "
+            "please report this" % self.function)
+
+
+def adopt_asserted(binder: Binder, bindings: dict) -> None:
+    """Copy into ``binder`` the dims that ``assert_shape`` bound in ``bindings``, with sources."""
+    for key, source in bindings.items():
+        if isinstance(key, tuple) and key[0] == "src":
+            name = key[1]
+            if name not in binder.values and name in bindings:
+                binder.values[name] = bindings[name]
+                binder.sources[name] = source
+                flag = ("#", name)
+                if flag in bindings:
+                    binder.values[flag] = bindings[flag]
+
+
+class _Source:
+    """Builds the source of the compiled wrapper."""
+
+    def __init__(self) -> None:
+        self.lines: list = []
+        self.consts: dict = {}
+        self.symbols: list = []
+        self.broadcast_names: frozenset = frozenset()
+
+    def const(self, value: Any) -> str:
+        name = "_k%d" % len(self.consts)
+        self.consts[name] = value
+        return name
+
+    def emit(self, indent: int, text: str) -> None:
+        self.lines.append("    " * indent + text)
+
+    def tensor(self, indent: int, var: str, spec: TensorSpec, devices: bool, fail: str) -> None:
+        """Lines checking the tensor in ``var`` against ``spec``; ``fail`` is the fault call."""
+        self.emit(indent, "if not isinstance(%s, %s): %s" % (var, self.const(spec.array_type), fail))
+        if spec.dtypes is not None:
+            self.emit(indent, "if %s.dtype not in %s: %s" % (var, self.const(spec.dtypes), fail))
+        self.emit(indent, "s = %s.shape" % var)
+        if spec.variadic is None:
+            self.emit(indent, "if len(s) != %d: %s" % (len(spec.dims), fail))
+        elif spec.min_rank:
+            self.emit(indent, "if len(s) < %d: %s" % (spec.min_rank, fail))
+        for i, dim in enumerate(spec.prefix):
+            self.dim(indent, "s[%d]" % i, dim, fail)
+        suffix = spec.suffix
+        for j, dim in enumerate(suffix):
+            self.dim(indent, "s[%d]" % (j - len(suffix)), dim, fail)
+        if spec.variadic is not None:
+            dim = spec.dims[spec.variadic]
+            if dim.name:
+                end = "len(s) - %d" % len(suffix) if suffix else ""
+                self.emit(indent, "w = s[%d:%s]" % (spec.variadic, end))
+                key = repr("*" + dim.name)
+                if dim.broadcastable or self.broadcast_variadic(dim.name):
+                    self.emit(indent, "if _merge(b, %s, w, %s): %s" % (key, dim.broadcastable, fail))
+                else:
+                    self.emit(indent, "if b.setdefault(%s, w) != w: %s" % (key, fail))
+        if devices:
+            self.emit(indent, "d = %s.device" % var)
+            if spec.may_be_scalar():
+                self.emit(indent, "if len(s) or d.type != 'cpu':")
+                indent += 1
+            self.emit(indent, "if dev is None: dev = d")
+            self.emit(indent, "elif d != dev: %s" % fail)
+
+    def broadcast_variadic(self, name: str) -> bool:
+        return name in self.broadcast_names
+
+    def dim(self, indent: int, expr: str, dim, fail: str) -> None:
+        if dim.kind == ANONYMOUS:
+            return
+        if dim.kind == FIXED:
+            if dim.broadcastable:
+                self.emit(indent, "d = %s" % expr)
+                self.emit(indent, "if d != 1 and d != %d: %s" % (dim.size, fail))
+            else:
+                self.emit(indent, "if %s != %d: %s" % (expr, dim.size, fail))
+            return
+        if dim.kind == SYMBOLIC:
+            var = "y%d" % len(self.symbols)
+            self.symbols.append((var, dim))
+            self.emit(indent, "%s = %s" % (var, expr))
+            return
+        self.emit(indent, "d = %s" % expr)
+        if dim.broadcastable:
+            self.emit(indent, "if d != 1 and b.setdefault(%r, d) != d: %s" % (dim.name, fail))
+        else:
+            self.emit(indent, "if b.setdefault(%r, d) != d: %s" % (dim.name, fail))
+
+    def flush_symbols(self, indent: int, fail: str) -> None:
+        """Lines checking the symbolic dims collected so far against the bound names."""
+        for var, dim in self.symbols:
+            test = "%s is not None and %s != _sym(%s, b)" % (var, var, self.const(dim))
+            if dim.broadcastable:
+                test = "%s is not None and %s != 1 and %s != _sym(%s, b)" % (var, var, var, self.const(dim))
+            self.emit(indent, "if %s: %s" % (test, fail))
+        self.symbols = []
+
+
+def compile_checker(fn: Callable, devices: bool = True) -> Callable:
+    """Read ``fn``'s annotations and build its checking wrapper (see :func:`check`)."""
+    hints = _resolve_hints(fn)
+    sig = inspect.signature(fn)
+    params = []
+    other_hints = {}
+    named = set()
+    for index, (name, param) in enumerate(sig.parameters.items()):
+        if param.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+            named.add(name)
+        hint = hints.get(name, _MISSING)
+        if hint is _MISSING:
+            continue
+        spec = tensor_spec(hint)
+        if spec is None:
+            other_hints[name] = hint
+            continue
+        params.append(_Param(name, param.kind, index, spec))
+    returns = None
+    returns_tuple = False
+    is_plain = not (inspect.isgeneratorfunction(fn) or inspect.iscoroutinefunction(fn)
+                    or inspect.isasyncgenfunction(fn))
+    if "return" in hints:
+        spec = tensor_spec(hints["return"])
+        if spec is not None and is_plain:
+            returns = [spec]
+        else:
+            items = tuple_specs(hints["return"]) if is_plain else None
+            if items is not None:
+                returns, returns_tuple = items, True
+            else:
+                other_hints["return"] = hints["return"]
+
+    target = _beartyped(fn, other_hints) if other_hints else fn
+    if not params and returns is None:
+        if target is not fn:
+            return target
+        return fn
+    checker = Checker(fn, params, returns, returns_tuple, devices, frozenset(named))
+    wrapper = _generate(checker, target)
+    functools.update_wrapper(wrapper, fn)
+    wrapper.__shapecheck__ = True
+    wrapper.__shapecheck_checker__ = checker
+    return wrapper
+
+
+def _generate(checker: Checker, target: Callable) -> Callable:
+    src = _Source()
+    broadcast = set()
+    all_specs = [p.spec for p in checker.params] + list(checker.returns or [])
+    for spec in all_specs:
+        for dim in spec.dims:
+            if dim.kind == VARIADIC and dim.name and dim.broadcastable:
+                broadcast.add(dim.name)
+    src.broadcast_names = frozenset(broadcast)
+    fail_args = "_fail(args, kwargs)"
+    src.emit(1, "b = {}")
+    if checker.devices:
+        src.emit(1, "dev = None")
+    if any(p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+           for p in checker.params):
+        src.emit(1, "n = len(args)")
+    symbols_start = len(src.lines)
+    for p in checker.params:
+        kind = p.kind
+        if kind is inspect.Parameter.VAR_POSITIONAL:
+            src.emit(1, "for v in args[%d:]:" % p.index)
+            _emit_value(src, 2, p.spec, checker.devices, fail_args)
+            continue
+        if kind is inspect.Parameter.VAR_KEYWORD:
+            src.emit(1, "for kk, v in kwargs.items():")
+            src.emit(2, "if kk in %s: continue" % src.const(checker.named))
+            _emit_value(src, 2, p.spec, checker.devices, fail_args)
+            continue
+        if kind is inspect.Parameter.KEYWORD_ONLY:
+            src.emit(1, "v = kwargs.get(%r, _MISSING)" % p.name)
+        elif kind is inspect.Parameter.POSITIONAL_ONLY:
+            src.emit(1, "v = args[%d] if n > %d else _MISSING" % (p.index, p.index))
+        else:
+            src.emit(1, "v = args[%d] if n > %d else kwargs.get(%r, _MISSING)" % (p.index, p.index, p.name))
+        src.emit(1, "if v is not _MISSING:")
+        _emit_value(src, 2, p.spec, checker.devices, fail_args)
+    if src.symbols:
+        inits = ["    %s = None" % var for var, _ in src.symbols]
+        src.lines[symbols_start:symbols_start] = inits
+        src.flush_symbols(1, fail_args)
+    src.emit(1, "token = _set((b, _checker, args, kwargs))")
+    src.emit(1, "try:")
+    src.emit(2, "r = _call(*args, **kwargs)")
+    src.emit(1, "finally:")
+    src.emit(2, "_reset(token)")
+    if checker.returns is not None:
+        fail_ret = "_fail(args, kwargs, r, b)"
+        ret_start = len(src.lines)
+        if checker.returns_tuple:
+            src.emit(1, "if not isinstance(r, tuple) or len(r) != %d: %s"
+                     % (len(checker.returns), fail_ret))
+            for k, spec in enumerate(checker.returns):
+                src.emit(1, "v = r[%d]" % k)
+                _emit_value(src, 1, spec, False, fail_ret)
+        else:
+            src.emit(1, "v = r")
+            _emit_value(src, 1, checker.returns[0], False, fail_ret)
+        if src.symbols:
+            inits = ["    %s = None" % var for var, _ in src.symbols]
+            src.lines[ret_start:ret_start] = inits
+            src.flush_symbols(1, fail_ret)
+    src.emit(1, "return r")
+    source = "def wrapper(*args, **kwargs):\n" + "\n".join(src.lines) + "\n"
+    namespace = dict(src.consts)
+    namespace.update(
+        _MISSING=_MISSING, _fail=checker.fail, _call=target, _checker=checker,
+        _set=_CONTEXT.set, _reset=_CONTEXT.reset, _merge=merge_variadic, _sym=_symbolic_value,
+    )
+    exec(compile(source, "<shapecheck check of %s>" % checker.function, "exec"), namespace)
+    wrapper = namespace["wrapper"]
+    wrapper.__shapecheck_source__ = source
+    return wrapper
+
+
+def _emit_value(src: _Source, indent: int, spec: TensorSpec, devices: bool, fail: str) -> None:
+    if spec.optional:
+        src.emit(indent, "if v is not None:")
+        indent += 1
+    src.tensor(indent, "v", spec, devices, fail)
+
+
+def _symbolic_value(dim, bindings: dict):
+    """A symbolic dim's value, or a marker that equals nothing when a name is unbound."""
+    value = eval_symbolic(dim, bindings)
+    return _MISSING if value is None else value
+
+
+def _beartyped(fn: Callable, hints: dict) -> Callable:
+    """A twin of ``fn`` (same code, globals, defaults and closure) that beartype checks against
+    ``hints`` alone, so tensor annotations are not checked twice. ``fn`` itself when beartype
+    is missing or cannot handle the hints."""
+    try:
+        from beartype import beartype
+    except ImportError:
+        return fn
+    hints = {k: v for k, v in hints.items() if not isinstance(v, str) and not is_array_annotation(v)}
+    if not hints:
+        return fn
+    twin = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+    twin.__kwdefaults__ = fn.__kwdefaults__
+    twin.__qualname__ = fn.__qualname__
+    twin.__module__ = fn.__module__
+    twin.__doc__ = fn.__doc__
+    twin.__annotations__ = hints
+    try:
+        return beartype(twin)
+    except Exception:
+        return fn
+
+
+@functools.lru_cache(maxsize=1024)
+def _value_test(dims: str) -> Callable:
+    """A compiled ``test(tensor, bindings) -> bool`` for a dim string (binds as it goes)."""
+    spec = dims_spec(dims)
+    src = _Source()
+    if any(d.kind == VARIADIC and d.name and d.broadcastable for d in spec.dims):
+        src.broadcast_names = frozenset(d.name for d in spec.dims if d.kind == VARIADIC and d.name)
+    src.tensor(1, "v", spec, False, "return False")
+    if src.symbols:
+        src.lines[0:0] = ["    %s = None" % var for var, _ in src.symbols]
+        src.flush_symbols(1, "return False")
+    src.emit(1, "return True")
+    namespace = dict(src.consts)
+    namespace.update(_merge=merge_variadic, _sym=_symbolic_value)
+    source = "def test(v, b):\n" + "\n".join(src.lines) + "\n"
+    exec(compile(source, "<shapecheck assert_shape %r>" % dims, "exec"), namespace)
+    return namespace["test"]
+
+
+def assert_shape(tensor: Any, dims: str) -> Any:
+    """Check ``tensor`` against a jaxtyping dim string (``"b c"``) and return it.
+
+    Inside a function decorated with :func:`check`, the dims share that call's bindings: a dim
+    named in the signature must have the size the arguments gave it, and a new name is bound for
+    the rest of the call (the return value included). Outside, the dims are checked on their own.
+    Raises :class:`~shapecheck.errors.SignatureShapeError` (``TypeError`` for a non-tensor,
+    ``ValueError`` for a dim string that does not parse). A no-op under ``SHAPECHECK_DISABLE=1``.
+    """
+    if disabled():
+        return tensor
+    if not isinstance(dims, str):
+        raise TypeError("shapecheck.assert_shape(): dims must be a string such as \"b c\", not %s"
+                        % type(dims).__name__)
+    test = _value_test(dims)
+    context = _CONTEXT.get()
+    bindings = context[0] if context is not None else {}
+    before = dict(bindings)
+    if test(tensor, bindings):
+        if context is not None and len(bindings) != len(before):
+            where = "assert_shape(%r)" % dims
+            for name in [k for k in bindings if k not in before and isinstance(k, str)]:
+                bindings[("src", name)] = where
+        return tensor
+    bindings.clear()
+    bindings.update(before)
+    if context is None:
+        binder = Binder("assert_shape()", "", False)
+    else:
+        binder = _context_binder(context[1], context[2], context[3], before)
+    try:
+        binder.check_value("assert_shape(%r)" % dims, dims_spec(dims), tensor)
+        binder.check_pending()
+    except Fault as fault:
+        raise fault.error.with_traceback(None) from None
+    raise AssertionError("shapecheck: assert_shape(%r) disagrees with its explainer" % dims)
+
+
+def _context_binder(checker: Checker, args: tuple, kwargs: dict, bindings: dict) -> Binder:
+    """A binder holding the current checked call's bindings, with their sources."""
+    binder = checker.bind(args, kwargs)
+    binder.devices = False
+    adopt_asserted(binder, bindings)
+    return binder
+
+
+def current_bindings() -> Optional[dict]:
+    """The dims bound so far in the innermost checked call of this thread/task, or ``None``."""
+    context = _CONTEXT.get()
+    if context is None:
+        return None
+    return {k: v for k, v in context[0].items() if isinstance(k, str)}

@@ -1,0 +1,377 @@
+"""Correct programs that look like autograd, device or pitfall bugs: every SC3xx, SC4xx and SC6xx
+rule must stay silent on them (SC603, opt-in, is run too where the program has no loop)."""
+
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+
+from shapecheck.infer import analyze
+from shapecheck.rules.base import all_rules
+
+RULES = [r for r in all_rules() if r.code[2] in "346"]
+
+
+def findings(source: str, include_opt_in: bool = False) -> list[str]:
+    """``"SC301:4 message"`` for every diagnostic of the SC3/4/6 rules on ``source``."""
+    rules = [r() for r in RULES if include_opt_in or r.default_enabled]
+    ctx = analyze(cst.parse_module(source), rules)
+    assert ctx.crashes == []
+    return [f"{f.code} {f.message}" for f in ctx.findings]
+
+
+TRICKY = {
+    "inplace_under_no_grad": """
+import torch
+w = torch.randn(3, requires_grad=True)
+with torch.no_grad():
+    w.add_(1)
+    w *= 0.5
+    w[0] = 0.0
+""",
+    "inplace_under_inference_mode": """
+import torch
+w = torch.randn(3, requires_grad=True)
+with torch.inference_mode():
+    w.zero_()
+""",
+    "inplace_under_set_grad_enabled_false": """
+import torch
+w = torch.randn(3, requires_grad=True)
+with torch.set_grad_enabled(False):
+    w.clamp_(-1, 1)
+""",
+    "inplace_in_no_grad_decorated_function": """
+import torch
+
+@torch.no_grad()
+def sgd(params, lr=0.1):
+    for p in params:
+        p.sub_(lr * p.grad)
+        p.grad.zero_()
+
+w = torch.randn(3, requires_grad=True)
+(w * w).sum().backward()
+sgd([w])
+""",
+    "inplace_on_non_leaf": """
+import torch
+x = torch.randn(3, requires_grad=True)
+h = x * 2
+h.add_(1)
+h.relu_()
+h.sum().backward()
+""",
+    "nn_init_on_parameters": """
+import torch
+import torch.nn as nn
+layer = nn.Linear(4, 4)
+nn.init.xavier_uniform_(layer.weight)
+nn.init.zeros_(layer.bias)
+w = nn.Parameter(torch.empty(3, 3))
+torch.nn.init.kaiming_normal_(w)
+""",
+    "module_cuda_as_statement": """
+import torch
+import torch.nn as nn
+model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+if torch.cuda.is_available():
+    model.cuda()
+model.to("cpu")
+model.float()
+model.half()
+""",
+    "self_to_in_module_method": """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+    def move(self, device):
+        self.to(device)
+        self.fc.cuda()
+""",
+    "unknown_receiver_to_statement": """
+def prepare(thing, device):
+    thing.to(device)
+    thing.cuda()
+    thing.float()
+""",
+    "device_of_input": """
+import torch
+def add_noise(x):
+    noise = torch.randn(x.shape, device=x.device)
+    return x + noise
+""",
+    "zero_dim_cpu_with_cuda": """
+import torch
+x = torch.randn(3).cuda()
+scale = torch.tensor(2.0)
+total = torch.randn(4).sum()
+y = x * scale + total
+z = x / torch.tensor(3.0)
+""",
+    "python_scalars_with_cuda": """
+import torch
+x = torch.randn(3).cuda()
+y = x * 2 + 1.5
+""",
+    "gradient_accumulation": """
+import torch
+import torch.nn as nn
+model = nn.Linear(3, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+data = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(8)]
+for i, (x, y) in enumerate(data):
+    loss = ((model(x) - y) ** 2).mean() / 4
+    loss.backward()
+    if (i + 1) % 4 == 0:
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+    "zero_grad_set_to_none_on_model": """
+import torch
+import torch.nn as nn
+model = nn.Linear(3, 1)
+opt = torch.optim.Adam(model.parameters())
+for _ in range(3):
+    model.zero_grad(set_to_none=True)
+    model(torch.randn(2, 3)).sum().backward()
+    opt.step()
+""",
+    "grads_cleared_by_hand": """
+import torch
+w = torch.randn(3, requires_grad=True)
+optimizer = torch.optim.SGD([w], lr=0.1)
+for _ in range(3):
+    (w * w).sum().backward()
+    optimizer.step()
+    w.grad = None
+""",
+    "scheduler_step_is_not_optimizer": """
+import torch
+def run(model, batches, loss_fn, optimizer, scheduler):
+    for x, y in batches:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+    for epoch in range(3):
+        scheduler.step()
+""",
+    "retain_graph_then_backward": """
+import torch
+x = torch.randn(3, requires_grad=True)
+y = (x * x).sum()
+y.backward(retain_graph=True)
+y.backward()
+""",
+    "recomputed_loss_in_loop": """
+import torch
+x = torch.randn(3, requires_grad=True)
+for _ in range(3):
+    loss = (x * x).sum()
+    loss.backward()
+""",
+    "backward_on_leaf_twice": """
+import torch
+w = torch.tensor(2.0, requires_grad=True)
+w.backward()
+w.backward()
+""",
+    "backward_in_exclusive_branches": """
+def step(loss, flag):
+    if flag:
+        loss.backward()
+    else:
+        loss.backward()
+""",
+    "numpy_after_detach_and_no_grad": """
+import torch
+w = torch.randn(3, requires_grad=True)
+a = w.detach().numpy()
+with torch.no_grad():
+    y = w * 2
+b = y.numpy()
+c = (w * 2).detach().cpu().numpy()
+""",
+    "numpy_on_cpu_tensor": """
+import torch
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+x = torch.randn(3).to(device)
+a = x.cpu().numpy()
+""",
+    "float_tensor_requires_grad": """
+import torch
+a = torch.tensor([1.0, 2.0], requires_grad=True)
+b = torch.arange(3.0, requires_grad=True)
+c = torch.zeros(3, dtype=torch.float64, requires_grad=True)
+d = torch.tensor([1, 2], dtype=torch.float32, requires_grad=True)
+""",
+    "argmax_as_target_and_metric": """
+import torch
+import torch.nn.functional as F
+logits = torch.randn(4, 3, requires_grad=True)
+onehot = torch.eye(3)[[0, 1, 2, 0]]
+loss = F.cross_entropy(logits, onehot.argmax(dim=1))
+loss.backward()
+acc = (logits.argmax(dim=1) == onehot.argmax(dim=1)).float().mean()
+""",
+    "parameter_in_init_not_forward": """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(3, 4))
+        self.b = torch.zeros(4, requires_grad=True)
+    def forward(self, x):
+        return x @ self.w + self.b
+""",
+    "bool_of_one_element_and_reductions": """
+import torch
+x = torch.randn(2, 3)
+if x.sum() > 0 and x.max() < 10:
+    pass
+flag = torch.tensor([True])
+if flag:
+    pass
+while not (x > 5).any():
+    break
+assert (x == x).all()
+""",
+    "elementwise_masks": """
+import torch
+x = torch.randn(2, 3)
+mask = (x > 0) & (x < 1) | ~(x == 0)
+""",
+    "item_on_one_element": """
+import torch
+x = torch.randn(2, 3)
+a = x.mean().item()
+b = x[1, 2].item()
+c = torch.tensor([5]).item()
+d = float(x.sum())
+""",
+    "list_of_2d_and_shapes": """
+import torch
+t = torch.randn(3, 4)
+rows = list(t)
+dims = list(t.shape)
+parts = list(torch.arange(6).split(2))
+values = torch.arange(3).tolist()
+""",
+    "solve_and_right_inverse": """
+import torch
+A = torch.randn(3, 3)
+b = torch.randn(3)
+x = torch.linalg.solve(A, b)
+A_inv = torch.linalg.inv(A)
+y = b @ A_inv
+""",
+    "factory_in_forward_with_device": """
+import torch
+import torch.nn as nn
+class Pos(nn.Module):
+    def forward(self, x):
+        pos = torch.arange(x.shape[1], device=x.device)
+        scale = torch.tensor(0.5)
+        return x * scale + pos
+""",
+    "factory_without_tensor_params": """
+import torch
+def build(n: int):
+    base = torch.zeros(n)
+    return base + torch.ones(n)
+""",
+    "saved_tensor_changed_after_backward": """
+import torch
+x = torch.randn(3, requires_grad=True)
+y = x.exp()
+y.sum().backward()
+y.add_(1)
+""",
+    "saved_tensor_of_other_graph": """
+import torch
+x = torch.randn(3, requires_grad=True)
+y = x.exp()
+z = (x * 3).sum()
+y.add_(1)
+z.backward()
+""",
+    "add_saves_nothing": """
+import torch
+x = torch.randn(3, requires_grad=True)
+c = torch.randn(3)
+y = x + c
+c.mul_(0)
+y.sum().backward()
+""",
+    "scalar_mul_saves_nothing": """
+import torch
+x = torch.randn(3, requires_grad=True)
+h = x * 1
+y = h * 2
+h.add_(1)
+y.sum().backward()
+""",
+    "data_on_non_tensors": """
+import torch
+class Loader:
+    def __init__(self):
+        self.data = [1, 2, 3]
+def first(batch):
+    return batch.data[0]
+l = Loader()
+print(l.data)
+""",
+    "cross_device_after_move": """
+import torch
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+x = torch.randn(4, 3).to(device)
+w = torch.randn(3, 2).to(device)
+y = x @ w
+z = torch.cat([x, torch.zeros(1, 3, device=device)])
+""",
+    "model_and_input_on_device": """
+import torch
+import torch.nn as nn
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(3, 2).to(device)
+x = torch.randn(5, 3).to(device)
+out = model(x)
+""",
+    "cuda_tensor_moved_back": """
+import torch
+x = torch.randn(3).cuda()
+y = torch.randn(3)
+z = x.cpu() + y
+""",
+    "requires_grad_then_float": """
+import torch
+idx = torch.arange(4).float()
+idx.requires_grad_()
+""",
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRICKY))
+def test_tricky_correct_program_is_silent(name):
+    assert findings(TRICKY[name]) == []
+
+
+def test_there_are_at_least_thirty():
+    assert len(TRICKY) >= 30
+
+
+LOOP_FREE = [name for name, src in TRICKY.items() if "for " not in src and "while " not in src]
+
+
+@pytest.mark.parametrize("name", sorted(LOOP_FREE))
+def test_opt_in_rules_silent_too(name):
+    assert findings(TRICKY[name], include_opt_in=True) == []
+
+
+def test_item_on_cpu_tensor_in_loop_is_not_a_sync():
+    src = "import torch\nfor i in range(3):\n    x = torch.randn(3)\n    print(x.sum().item())\n"
+    assert findings(src, include_opt_in=True) == []
