@@ -17,9 +17,9 @@ _ERROR_NAMES = frozenset({
 def __getattr__(name):
     """Load the runtime API (``einsum``, ``check``, ...) and the error classes on first use."""
     if name in _ERROR_NAMES:
-        from shapecheck import errors, runtime_errors
+        from shapecheck import errors
 
-        value = getattr(errors, name, None) or getattr(runtime_errors, name)
+        value = getattr(errors, name)
         globals()[name] = value
         return value
     if name in _RUNTIME_NAMES:

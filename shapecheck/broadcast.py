@@ -29,8 +29,8 @@ from shapecheck.shapes import Dim, Shape, as_shape, format_dim, format_shape
 ShapeLike = Union[Shape, Iterable[Dim], int]
 
 RULE = (
-    "rule: align the shapes on the right; in each column the sizes must be equal, "
-    "or be 1 (a missing dim counts as 1)"
+    "rule: align the shapes on the right; in each column the sizes must be equal,\n"
+    "          or be 1 (a missing dim counts as 1)"
 )
 
 
@@ -87,6 +87,9 @@ def broadcast_shapes(*shapes: ShapeLike) -> Shape:
     Accepts :class:`~shapecheck.shapes.Shape` objects, tuples or lists of dims, ``torch.Size``
     and (like torch) a bare int for a 1-d shape. With no shapes the result is ``()``.
     """
+    fast = _fast(shapes)
+    if fast is not None:
+        return Shape(fast)
     norm = [_normalise(s) for s in shapes]
     width = 0
     open_rank = False
@@ -116,6 +119,28 @@ def broadcast_shapes(*shapes: ShapeLike) -> Shape:
     if open_rank:
         return Shape(tuple(result), 0)
     return Shape(tuple(result))
+
+
+def _fast(shapes: tuple) -> Optional[tuple]:
+    """The result for tuples of non-negative ints that broadcast; ``None`` otherwise (the
+    general path then handles symbols, unknowns and explains any fault)."""
+    out: list = []
+    for s in shapes:
+        if not isinstance(s, tuple):
+            return None
+        n = len(s)
+        if n > len(out):
+            out[:0] = [1] * (n - len(out))
+        off = len(out) - n
+        for i, d in enumerate(s):
+            if type(d) is not int or d < 0:
+                return None
+            cur = out[off + i]
+            if cur == 1:
+                out[off + i] = d
+            elif d != cur and d != 1:
+                return None
+    return tuple(out)
 
 
 def broadcast_table(

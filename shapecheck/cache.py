@@ -18,6 +18,8 @@ import shapecheck
 
 CACHE_DIR = ".shapecheck_cache"
 _FORMAT = 1
+#: How many cache files (configurations) one project keeps.
+KEEP_FILES = 8
 _FINGERPRINT: Optional[str] = None
 
 
@@ -102,5 +104,20 @@ class Cache:
                 with open(ignore, "w", encoding="utf-8") as handle:
                     handle.write("# created by shapecheck\n*\n")
             atomic_write(self.path, json.dumps(self.entries, separators=(",", ":")).encode("utf-8"))
+            self._prune(folder)
         except OSError:
             pass
+
+    def _prune(self, folder: str) -> None:
+        """Keep the most recently written cache files only (old versions, old selections go)."""
+        files = [
+            os.path.join(folder, name)
+            for name in os.listdir(folder)
+            if name.endswith(".json") and os.path.join(folder, name) != self.path
+        ]
+        files.sort(key=lambda p: os.stat(p).st_mtime, reverse=True)
+        for stale in files[KEEP_FILES - 1:]:
+            try:
+                os.unlink(stale)
+            except OSError:
+                pass

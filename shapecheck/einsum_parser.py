@@ -259,6 +259,8 @@ def _parse_letters(spec: str) -> EinsumSpec:
                     spec, f"'.' at position {i} is not part of an ellipsis '...'", i,
                     "    an ellipsis is three dots with nothing between them",
                 )
+            if not terms[-1]:
+                spans[-1][0] = i
             terms[-1].append(ELLIPSIS)
             has_ell = True
             spans[-1][1] = i + 3
@@ -588,6 +590,28 @@ def _count_error(spec: EinsumSpec, given: int) -> EinsumOperandCountError:
     return EinsumOperandCountError(reason, spec.text, expected, given, pos, hint)
 
 
+def _term_start(spec: EinsumSpec, k: int) -> Optional[int]:
+    if k < len(spec.spans):
+        return spec.spans[k][0]
+    return None
+
+
+def _label_position(spec: EinsumSpec, k: int, label: str) -> Optional[int]:
+    """Where ``label`` first appears in operand ``k``'s term (the term's start as fallback)."""
+    if k >= len(spec.spans):
+        return None
+    start, end = spec.spans[k]
+    if spec.form == "letters":
+        found = spec.text.find(label, start, end)
+    else:
+        found = -1
+        for m in _TOKEN.finditer(spec.text, start, end):
+            if m.group() == label:
+                found = m.start()
+                break
+    return found if found >= 0 else start
+
+
 def _term_label(spec: EinsumSpec, k: int) -> str:
     return '"' + visible(spec.term_text(k)) + '"'
 
@@ -615,7 +639,7 @@ def _rank_error(spec: EinsumSpec, k: int, shape: Shape, n_labels: int, has_ell: 
         else:
             hint = f"    one {what} per dim: the term names more dims than the operand has"
     rendering = f"    operand {k}: term {_term_label(spec, k)}, shape {format_shape(shape)}\n{hint}"
-    return EinsumShapeError(reason, spec.text, None, (k,), (n_labels, rank), rendering)
+    return EinsumShapeError(reason, spec.text, None, (k,), (n_labels, rank), rendering, True, _term_start(spec, k))
 
 
 def _assign(labels: tuple, shape: Shape) -> tuple:
@@ -811,7 +835,9 @@ def _size_error(spec, shapes, lab, first, second, a, b, certain, diagonal=False)
         reason += " (cannot prove equal)"
         rule += f"; {format_dim(a)} and {format_dim(b)} cannot be proven equal"
     lines = _operand_rows(spec, shapes, marks) + [rule]
-    return EinsumShapeError(reason, spec.text, lab, (first, second), (a, b), "\n".join(lines), certain)
+    return EinsumShapeError(
+        reason, spec.text, lab, (first, second), (a, b), "\n".join(lines), certain, _label_position(spec, second, lab)
+    )
 
 
 def _ellipsis_error(spec, shapes, assigned, axis, first, second, a, b, certain) -> EinsumShapeError:
@@ -830,7 +856,10 @@ def _ellipsis_error(spec, shapes, assigned, axis, first, second, a, b, certain) 
     rows.append(
         "    the dims under '...' broadcast like shapes: aligned on the right, equal or 1"
     )
-    return EinsumShapeError(reason, spec.text, ELLIPSIS, (first, second), (a, b), "\n".join(rows), certain)
+    return EinsumShapeError(
+        reason, spec.text, ELLIPSIS, (first, second), (a, b), "\n".join(rows), certain,
+        _label_position(spec, second, ELLIPSIS),
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -845,7 +874,7 @@ _PLANS: dict = {}
 
 def _contraction_order(spec: EinsumSpec, shapes: Sequence[ShapeLike]) -> ContractionPlan:
     try:
-        key = (spec, tuple(shapes))
+        key = (spec, spec.form, tuple(shapes))
         hit = _PLANS.get(key)
     except TypeError:  # a list among the shapes: no caching
         key, hit = None, None
@@ -866,7 +895,11 @@ def _plan(spec: EinsumSpec, shapes: Sequence[ShapeLike]) -> ContractionPlan:
     _, sizes = _bind(spec, norm)
     ell, _ = _ellipsis_dims(spec, norm, [_assign(t, s) for t, s in zip(spec.inputs, norm)])
     sizes = dict(sizes)
-    exact = all(type(v) is int for v in sizes.values()) and all(type(v) is int for v in ell)
+    exact = (
+        all(type(v) is int for v in sizes.values())
+        and all(type(v) is int for v in ell)
+        and all(s.rest_at is None for s in norm)
+    )
     ell_labels = [f"...{j}" for j in range(len(ell), 0, -1)]
     for lab, d in zip(ell_labels, ell):
         sizes[lab] = d
@@ -882,7 +915,10 @@ def _plan(spec: EinsumSpec, shapes: Sequence[ShapeLike]) -> ContractionPlan:
     for x in spec.output:
         out |= set(ell_labels) if x == ELLIPSIS else {x}
     output = frozenset(out)
-    naive = _step_flops(frozenset().union(*terms) if terms else frozenset(), output, len(terms), cost_sizes)
+    union = frozenset().union(*terms) if terms else frozenset()
+    naive = _size_of(union, cost_sizes) * max(1, len(terms) - 1)
+    if sum(len(t) for t in terms) > len(union):  # opt_einsum's test for an inner product
+        naive += _size_of(union, cost_sizes)
     if len(terms) <= 1:
         path = [(0,)] if terms else []
         steps = (ContractionStep(0, 0, spec.canonical(), naive if exact else None),) if terms else ()

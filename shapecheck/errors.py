@@ -129,7 +129,9 @@ class EinsumShapeError(ShapeCheckError, RuntimeError, ValueError):
     ``.spec``; ``.index``: the label at fault (``"..."`` for the ellipsis dims, ``None`` when a
     term's length differs from its operand's rank); ``.operands``: the operand positions involved
     (one position twice for a repeated index inside one term); ``.sizes``: the sizes in the same
-    order (for a rank fault: the number of labels and the rank).
+    order (for a rank fault: the number of labels and the rank); ``.position``: where in the
+    spec the term of the last operand at fault starts (``None`` when unknown), so that the
+    linter can point inside the spec string.
     """
 
     def __init__(
@@ -141,11 +143,13 @@ class EinsumShapeError(ShapeCheckError, RuntimeError, ValueError):
         sizes: Sequence[object],
         rendering: str = "",
         certain: bool = True,
+        position: Optional[int] = None,
     ) -> None:
         self.spec = spec
         self.index = index
         self.operands = tuple(operands)
         self.sizes = tuple(sizes)
+        self.position = position
         super().__init__(reason, rendering, certain)
 
 

@@ -50,9 +50,10 @@ from typing import Optional
 import libcst as cst
 
 from shapecheck.facts import (
-    CPU, CUDA, DEVICE, INT, LEAF_REQUIRES_GRAD, MODULE, NO_GRAD, NON_LEAF, OPTIMIZER, STR,
+    CPU, CUDA, DEVICE, INT, SIZE, LEAF_REQUIRES_GRAD, MODULE, NO_GRAD, NON_LEAF, OPTIMIZER, STR,
     TENSOR, TUPLE, UNKNOWN, Fact, fresh, join,
 )
+from shapecheck.infer_annotations import annotation_fact
 from shapecheck.infer_eval import (
     ELEMENTWISE_BINARY, ELEMENTWISE_UNARY, CallArgs, Evaluator, dotted_name,
 )
@@ -113,41 +114,6 @@ class ImportTable:
                 result = f"{target}.{rest}" if rest else target
         self._cache[key] = result
         return result
-
-
-_JAX_DTYPES = {
-    "Float": "float", "Float16": "float", "Float32": "float", "Float64": "float",
-    "BFloat16": "float", "Inexact": None, "Int": "int", "Int8": "int", "Int16": "int",
-    "Int32": "int", "Int64": "int", "Integer": "int", "UInt": "int", "UInt8": "int",
-    "Bool": "bool", "Complex": "complex", "Complex64": "complex", "Complex128": "complex",
-    "Shaped": None, "Num": None, "Real": None,
-}
-
-
-def annotation_fact(annotation: Optional[cst.BaseExpression], imports: ImportTable) -> Optional[Fact]:
-    """The tensor fact a jaxtyping annotation promises (``Float[Tensor, "b c"]``), else ``None``."""
-    from shapecheck.errors import ShapeCheckError
-    from shapecheck.shapes import dims_to_shape, parse_dims
-
-    if not isinstance(annotation, cst.Subscript) or len(annotation.slice) != 2:
-        return None
-    qual = imports.resolve(annotation.value)
-    if qual is None or not qual.startswith("jaxtyping."):
-        return None
-    name = qual.split(".")[-1]
-    if name not in _JAX_DTYPES:
-        return None
-    spec = annotation.slice[1].slice
-    if not isinstance(spec, cst.Index) or not isinstance(spec.value, cst.SimpleString):
-        return None
-    try:
-        text = spec.value.evaluated_value
-        if not isinstance(text, str):
-            return None
-        shape = dims_to_shape(parse_dims(text))
-    except (ShapeCheckError, ValueError):
-        return None
-    return Fact(kind=TENSOR, shape=shape, dtype_kind=_JAX_DTYPES[name])
 
 
 # fields of a node class that hold child nodes worth visiting (no tokens or whitespace)
@@ -420,7 +386,11 @@ class RuleContext(Evaluator):
                 self.statement = small
                 if not self._silent:
                     self._walk(small)
-                self._bind_small(small)
+                try:
+                    self._bind_small(small)
+                except (RecursionError, ArithmeticError, LookupError, TypeError, ValueError,
+                        AttributeError) as exc:
+                    self.infer_errors.append(exc)
                 if isinstance(small, _TERMINAL):
                     return _Exit.RETURN
                 if isinstance(small, _LOOP_EXIT):
@@ -617,7 +587,7 @@ class RuleContext(Evaluator):
         for name in self._module_globals:
             f = module_env.get(name)
             if f is not None:
-                env[name] = f
+                env[name] = _without_symbols(f)
         if method_of is not None:
             env.update(self.class_attrs.get(method_of.name.value, {}))
         params = _all_params(node.params)
@@ -648,7 +618,7 @@ class RuleContext(Evaluator):
                 table = self.class_attrs.setdefault(method_of.name.value, {})
                 for key, f in self.env.items():
                     if key.startswith("self.") and key.count(".") == 1 and _exportable(f):
-                        table[key] = f
+                        table[key] = _without_symbols(f)
         finally:
             (self.env, self.function, self.loops, self._grad, self._loop_exits,
              self.in_forward, self.class_def, self.in_module_class) = saved
@@ -718,6 +688,8 @@ class RuleContext(Evaluator):
         if tp is cst.Assign:
             value = self.fact(small.value)
             for t in small.targets:
+                if isinstance(t.target, (cst.Tuple, cst.List)) and value.kind == SIZE:
+                    self._refine_rank(small.value, t.target)
                 self._bind(t.target, value)
         elif tp is cst.AnnAssign:
             f = self.fact(small.value) if small.value is not None else None
@@ -745,6 +717,24 @@ class RuleContext(Evaluator):
         elif tp in (cst.Global, cst.Nonlocal):
             for n in small.names:
                 self.env.pop(n.name.value, None)
+
+    def _refine_rank(self, size_expr: cst.BaseExpression, target) -> None:
+        """``b, t, c = x.shape`` proves that ``x`` has rank 3 (when its rank was unknown)."""
+        if any(isinstance(e, cst.StarredElement) for e in target.elements):
+            return
+        owner_expr = None
+        if isinstance(size_expr, cst.Attribute) and size_expr.attr.value == "shape":
+            owner_expr = size_expr.value
+        elif isinstance(size_expr, cst.Call) and isinstance(size_expr.func, cst.Attribute) \
+                and size_expr.func.attr.value == "size" and not size_expr.args:
+            owner_expr = size_expr.func.value
+        owner = dotted_name(owner_expr) if owner_expr is not None else None
+        if owner is None:
+            return
+        cur = self.fact(owner_expr)
+        if cur.shape is not None or cur.kind not in (TENSOR, None):
+            return
+        self._set(owner, cur.with_(shape=Shape((None,) * len(target.elements))))
 
     def _bind(self, target: cst.BaseExpression, value: Fact) -> None:
         tp = type(target)
@@ -781,9 +771,11 @@ class RuleContext(Evaluator):
         if tp in (cst.Tuple, cst.List):
             elements = target.elements
             elems = value.elems
-            if value.kind == "size" and value.shape is not None and value.shape.rank is not None:
+            if value.kind == SIZE and value.shape is not None and value.shape.rank is not None:
                 elems = tuple(Fact(kind=INT, dim=d, value=d if isinstance(d, int) else None)
                               for d in value.shape.dims)
+            elif value.kind == SIZE:
+                elems = tuple(Fact(kind=INT) for _ in elements)
             if any(isinstance(e, cst.StarredElement) for e in elements) or elems is None \
                     or len(elems) != len(elements):
                 for e in elements:
@@ -881,6 +873,15 @@ def _has_dotted(env: dict) -> bool:
         if "." in k:
             return True
     return False
+
+
+def _without_symbols(f: Fact) -> Fact:
+    """``f`` with its annotation names made unknown: they mean nothing in another function."""
+    shape = f.shape
+    if shape is None or not any(isinstance(d, str) for d in shape.dims):
+        return f
+    return f.with_(shape=Shape(tuple(None if isinstance(d, str) else d for d in shape.dims),
+                               shape.rest_at, None))
 
 
 def _exportable(f: Fact) -> bool:

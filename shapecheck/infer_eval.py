@@ -241,9 +241,13 @@ class Evaluator:
             if attr == "indices" and base.elems:
                 return base.elems[1]
             return UNKNOWN
+        if kind is None and base.qual == "pair" and base.elems:
+            if attr == "values":
+                return base.elems[0]
+            if attr == "indices":
+                return base.elems[1]
+            return UNKNOWN
         if kind == MODULE:
-            if dotted is not None and dotted.startswith("self."):
-                return UNKNOWN
             return UNKNOWN
         tensorish = kind == TENSOR
         if attr in ("T", "mT", "H", "mH") and (tensorish or kind is None):
@@ -257,8 +261,8 @@ class Evaluator:
             out = O.moved(base, O.permute_shape(base.shape, order) if order else None, order, "." + attr)
             return out.with_(kind=TENSOR) if tensorish else out.with_(kind=None, grad=None, device=None)
         if not tensorish:
-            if attr == "device" and kind == MODULE:
-                return Fact(kind=DEVICE, device=base.device)
+            if attr == "device" and kind is None and dotted is not None:
+                return Fact(kind=DEVICE, device="same-as:" + dotted[: -len(".device")])
             return UNKNOWN
         if attr == "shape":
             return Fact(kind=SIZE, shape=base.shape)
@@ -289,7 +293,7 @@ class Evaluator:
             if i in (0, 1, -1, -2):
                 return base.elems[i]
             return UNKNOWN
-        if kind == SIZE or (kind is None and base.elems is not None):
+        if kind == SIZE or (kind is None and base.elems is not None and base.qual != "pair"):
             return self._index_sequence(base, expr)
         if kind != TENSOR and not (kind is None and base.rank is not None):
             return UNKNOWN
@@ -419,10 +423,19 @@ class Evaluator:
                 break
             break
         fields: dict = {"kind": TENSOR if keep_kind else None, "shape": shape}
-        if layout_src is not None:
+        exact = self._exact_elementwise_strides(operands, tensors, shape) if not unknown else None
+        if exact is not None:
+            fields.update(O.layout_fields(shape, exact))
+            if fields["layout"] != CONTIGUOUS and layout_src is not None:
+                fields.update(perm=layout_src.perm, moved_by=layout_src.moved_by)
+        elif layout_src is not None:
             if layout_src.strides is not None and shape is not None and shape.is_fully_known:
                 from shapecheck.infer_layout import dense_like
                 fields.update(O.layout_fields(shape, dense_like(shape.dims, layout_src.strides)))
+                if fields["layout"] != CONTIGUOUS:
+                    fields.update(perm=layout_src.perm, moved_by=layout_src.moved_by)
+            elif layout_src.perm is not None and -1 in layout_src.perm:
+                fields.update(layout=None, perm=None, moved_by=None)
             else:
                 fields.update(layout=layout_src.layout, perm=layout_src.perm, moved_by=layout_src.moved_by)
                 if layout_src.layout == CONTIGUOUS and shape is not None and shape.is_fully_known:
@@ -442,6 +455,22 @@ class Evaluator:
             fields["grad"] = self._grad_of(list(operands), differentiable)
             fields["is_scalar_cpu"] = bool(shape is not None and shape.rank == 0 and fields["device"] == CPU)
         return Fact(**fields)
+
+    @staticmethod
+    def _exact_elementwise_strides(operands, tensors, shape) -> Optional[tuple[int, ...]]:
+        """TensorIterator's result strides when every operand's strides are known."""
+        if shape is None or not shape.is_fully_known or not tensors:
+            return None
+        from shapecheck.infer_layout import aligned_strides, iterator_strides
+
+        aligned = []
+        for f in operands:
+            if f.kind in (INT, FLOAT, BOOL):
+                continue
+            if f.strides is None or f.shape is None or not f.shape.is_fully_known:
+                return None
+            aligned.append(aligned_strides(shape.dims, f.shape.dims, f.strides))
+        return iterator_strides(shape.dims, aligned)
 
     def _device_of(self, tensors: Sequence[Fact], has_unknown: bool = False) -> Optional[str]:
         """The device of an op's result: that of its non-0-dim operands when they agree."""
@@ -733,6 +762,8 @@ class Evaluator:
         shape: Optional[Shape] = None
         default_dtype = "float"
         like = None
+        if args.starred:
+            return Fact(kind=TENSOR, device=device, grad=grad, dtype_kind=dtype)
         if name in _LIKE:
             like = self.fact(args.pos[0]) if args.pos else UNKNOWN
             shape = like.shape
@@ -971,7 +1002,8 @@ class Evaluator:
             out = _name_reduction(out, recv_expr, expr)
         if kind is None and not func_form:
             if out.kind == TUPLE:
-                return UNKNOWN
+                # maybe not a tensor (numpy's max(1) is an array): only .values/.indices read it
+                return Fact(elems=out.elems, qual="pair")
             if out.kind == TENSOR and name not in _TENSOR_ONLY_METHODS:
                 out = out.with_(kind=None, device=None, grad=None)
         return out
@@ -1214,9 +1246,15 @@ class Evaluator:
     def m_keep(self, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
         """Ops that keep shape and layout: clone, elementwise unary ops, casts, device moves."""
         out = x.with_(reduction=None, kind=x.kind)
+        if x.perm is not None and -1 in x.perm and name not in ("detach", "detach_", "cuda", "cpu", "to",
+                                                               "requires_grad_", "type_as", "type"):
+            # the result is a new dense tensor: an expanded (stride 0) dim gets a real stride
+            out = out.with_(perm=None, moved_by=None, layout=None)
         if x.strides is not None and x.shape is not None and x.shape.is_fully_known:
             from shapecheck.infer_layout import dense_like
             out = out.with_(**O.layout_fields(x.shape, dense_like(x.shape.dims, x.strides)))
+            if out.layout != CONTIGUOUS:
+                out = out.with_(perm=x.perm, moved_by=x.moved_by)
         if name in ("detach",):
             return out.with_(grad=NO_GRAD)
         if name == "detach_":

@@ -50,14 +50,64 @@ def is_dense(sizes: Sequence[int], strides: Sequence[int]) -> bool:
 
 
 def dense_like(sizes: Sequence[int], strides: Sequence[int]) -> tuple[int, ...]:
-    """The strides of a new tensor laid out like the input (``clone``, elementwise results).
+    """The strides of a new tensor laid out like the input (``clone``, ``empty_like``).
 
-    Dense inputs keep their stride order; others get contiguous strides (torch's
-    ``preserve_format``).
+    A dense input keeps its strides; otherwise the result is dense with the input's stride
+    order (torch's ``preserve_format``).
     """
     if is_dense(sizes, strides):
         return tuple(strides)
-    return contiguous_strides(sizes)
+    return iterator_strides(sizes, [strides])
+
+
+def iterator_strides(sizes: Sequence[int], operands: Sequence[Sequence[int]]) -> tuple[int, ...]:
+    """The strides torch's TensorIterator gives an elementwise result of shape ``sizes``.
+
+    ``operands`` holds each input's strides aligned to ``sizes`` (0 for a broadcast dim). Dims
+    are ordered fastest first by the first operand whose strides tell two dims apart (a
+    broadcast dim tells nothing; equal strides put the smaller size first); the result is dense
+    in that order.
+    """
+    n = len(sizes)
+    perm = list(range(n - 1, -1, -1))
+
+    def should_swap(d0: int, d1: int) -> int:
+        for st in operands:
+            s0, s1 = st[d0], st[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 < s1:
+                return -1
+            if s0 > s1:
+                return 1
+            if sizes[d0] > sizes[d1]:
+                return 1
+        return 0
+
+    for i in range(1, n):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            cmp = should_swap(perm[d0], perm[d1])
+            if cmp > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif cmp < 0:
+                break
+    out = [0] * n
+    acc = 1
+    for d in perm:
+        out[d] = acc
+        acc *= max(sizes[d], 1)
+    return tuple(out)
+
+
+def aligned_strides(out_sizes: Sequence[int], sizes: Sequence[int], strides: Sequence[int]) -> tuple[int, ...]:
+    """An operand's strides seen from a broadcast result: 0 for new and broadcast dims."""
+    lead = len(out_sizes) - len(sizes)
+    out = [0] * lead
+    for i, (size, stride) in enumerate(zip(sizes, strides)):
+        out.append(0 if size == 1 and out_sizes[lead + i] != 1 else stride)
+    return tuple(out)
 
 
 def view_strides(

@@ -95,7 +95,15 @@ def base_perm(f: Fact) -> Optional[list[int]]:
     rank = f.rank
     if rank is None:
         return None
-    return list(range(rank))
+    perm = []
+    position = 0
+    for d in f.shape.dims:
+        if d == 1:
+            perm.append(L.SIZE_ONE)  # a size-1 dim sits anywhere without breaking adjacency
+        else:
+            perm.append(position)
+            position += 1
+    return perm
 
 
 def moved(f: Fact, new_shape: Optional[Shape], order: Optional[Sequence[int]], text: str) -> Fact:

@@ -68,6 +68,8 @@ class FileResult:
     #: the fixed source, when fixes changed it (fix and diff modes)
     fixed_text: Optional[str] = None
     original_text: Optional[str] = None
+    #: in fix mode, the diagnostics of the unfixed text (reported when the fixes cannot be written)
+    original_diagnostics: list[Diagnostic] = field(default_factory=list)
     decoded: Optional[Decoded] = None
 
 
@@ -166,7 +168,11 @@ class _Linter:
                                    f"{type(exc).__name__}: {_first_line(exc)}")
             ]
         diagnostics = []
+        crashed = set()
         for code, exc in ctx.crashes:
+            if code in crashed:  # one SC999 per rule, naming its first exception
+                continue
+            crashed.add(code)
             name = self.meta.get(code, ("?", "error"))[0]
             diagnostics.append(
                 _engine_diagnostic(
@@ -229,12 +235,13 @@ class _Linter:
             result.diagnostics = [_engine_diagnostic(job.path, PARSE_ERROR, exc.message, exc.line, exc.column)]
             return result
         text = decoded.text
-        result.decoded = decoded
-        result.original_text = text
         module, findings, diagnostics = self.analyze(job.path, text)
         if mode == MODE_CHECK or module is None:
             result.diagnostics = diagnostics
             return result
+        result.decoded = decoded
+        result.original_text = text
+        result.original_diagnostics = diagnostics
         for _ in range(MAX_FIX_PASSES):
             fixes = [
                 f.fix for f, d in zip(findings, diagnostics)
@@ -378,8 +385,8 @@ def run(
     outcome = LintRun([], files=len(work))
     for result in sorted(results, key=lambda r: r.path):
         per_file = list(ignored_for_path(settings, result.path))
-        outcome.diagnostics.extend(d for d in result.diagnostics if _keep(settings, d, per_file))
         if result.fixed_text is None:
+            outcome.diagnostics.extend(d for d in result.diagnostics if _keep(settings, d, per_file))
             continue
         outcome.fixes_applied += result.fixes_applied
         if mode == MODE_DIFF:
@@ -389,7 +396,15 @@ def run(
         elif mode == MODE_FIX and result.decoded is not None:
             from shapecheck.sources import atomic_write
 
-            atomic_write(result.path, encode_source(result.fixed_text, result.decoded))
+            try:
+                atomic_write(result.path, encode_source(result.fixed_text, result.decoded))
+            except (OSError, UnicodeEncodeError) as exc:
+                outcome.fixes_applied -= result.fixes_applied
+                reason = getattr(exc, "strerror", None) or str(exc)
+                result.diagnostics = result.original_diagnostics + [
+                    _engine_diagnostic(result.path, PARSE_ERROR, f"cannot write the fixes: {_first_line(reason)}")
+                ]
+        outcome.diagnostics.extend(d for d in result.diagnostics if _keep(settings, d, per_file))
     if mode == MODE_FIX and stdin is not None and outcome.stdin_output is None:
         decoded = next((r.original_text for r in results if r.original_text is not None), None)
         outcome.stdin_output = decoded if decoded is not None else stdin[1].decode("utf-8", "replace")

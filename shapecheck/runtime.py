@@ -17,12 +17,11 @@ import torch
 
 from shapecheck import broadcast as _broadcast
 from shapecheck.errors import (
-    BroadcastError, DeviceMismatchError, EinsumOperandCountError, EinsumShapeError,
-    EinsumSyntaxError, ShapeCheckError,
+    BroadcastError, DeviceMismatchError, DtypeMismatchError, EinsumOperandCountError,
+    EinsumShapeError, EinsumSyntaxError, ShapeCheckError, SignatureShapeError,
 )
 from shapecheck.runtime_check import assert_shape, check, current_bindings, disabled
 from shapecheck.runtime_einsum import clear_cache, einsum, plan_source
-from shapecheck.runtime_errors import DtypeMismatchError, SignatureShapeError
 from shapecheck.shapes import Shape
 
 __all__ = [

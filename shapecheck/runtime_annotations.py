@@ -197,7 +197,9 @@ def tensor_spec(hint: Any) -> Optional[TensorSpec]:
     if allowed is None:
         dtype_text = kind
     else:
-        dtype_text = "%s (%s)" % (kind, ", ".join(dtype_name(d) for d in _torch_dtypes() if d in allowed))
+        names = sorted(dtype_name(d) for d in allowed)
+        dtype_text = "%s: one of %s" % (kind, ", ".join(names)) if len(names) > 1 else \
+            "%s: %s" % (kind, names[0] if names else "no torch dtype")
     text = getattr(hint, "__name__", repr(hint))
     if optional:
         text += " | None"

@@ -215,6 +215,7 @@ class _Source:
         self.consts: dict = {}
         self.symbols: list = []
         self.broadcast_names: frozenset = frozenset()
+        self.in_loop = False
 
     def const(self, value: Any) -> str:
         name = "_k%d" % len(self.consts)
@@ -272,8 +273,12 @@ class _Source:
             return
         if dim.kind == SYMBOLIC:
             var = "y%d" % len(self.symbols)
-            self.symbols.append((var, dim))
-            self.emit(indent, "%s = %s" % (var, expr))
+            if self.in_loop:
+                self.symbols.append((var, dim, True))
+                self.emit(indent, "%s.append(%s)" % (var, expr))
+            else:
+                self.symbols.append((var, dim, False))
+                self.emit(indent, "%s = %s" % (var, expr))
             return
         self.emit(indent, "d = %s" % expr)
         if dim.broadcastable:
@@ -281,13 +286,22 @@ class _Source:
         else:
             self.emit(indent, "if b.setdefault(%r, d) != d: %s" % (dim.name, fail))
 
+    def symbol_inits(self) -> list:
+        """Lines that set up the variables the symbolic dims are collected in."""
+        return ["    %s = %s" % (var, "[]" if listed else "None") for var, _, listed in self.symbols]
+
     def flush_symbols(self, indent: int, fail: str) -> None:
         """Lines checking the symbolic dims collected so far against the bound names."""
-        for var, dim in self.symbols:
-            test = "%s is not None and %s != _sym(%s, b)" % (var, var, self.const(dim))
+        for var, dim, listed in self.symbols:
+            size = var
+            if listed:
+                self.emit(indent, "for y in %s:" % var)
+                size = "y"
+            test = "%s is not None and %s != _sym(%s, b)" % (size, size, self.const(dim))
             if dim.broadcastable:
-                test = "%s is not None and %s != 1 and %s != _sym(%s, b)" % (var, var, var, self.const(dim))
-            self.emit(indent, "if %s: %s" % (test, fail))
+                test = "%s is not None and %s != 1 and %s != _sym(%s, b)" % (
+                    size, size, size, self.const(dim))
+            self.emit(indent + (1 if listed else 0), "if %s: %s" % (test, fail))
         self.symbols = []
 
 
@@ -358,12 +372,16 @@ def _generate(checker: Checker, target: Callable) -> Callable:
         kind = p.kind
         if kind is inspect.Parameter.VAR_POSITIONAL:
             src.emit(1, "for v in args[%d:]:" % p.index)
+            src.in_loop = True
             _emit_value(src, 2, p.spec, checker.devices, fail_args)
+            src.in_loop = False
             continue
         if kind is inspect.Parameter.VAR_KEYWORD:
             src.emit(1, "for kk, v in kwargs.items():")
             src.emit(2, "if kk in %s: continue" % src.const(checker.named))
+            src.in_loop = True
             _emit_value(src, 2, p.spec, checker.devices, fail_args)
+            src.in_loop = False
             continue
         if kind is inspect.Parameter.KEYWORD_ONLY:
             src.emit(1, "v = kwargs.get(%r, _MISSING)" % p.name)
@@ -374,8 +392,7 @@ def _generate(checker: Checker, target: Callable) -> Callable:
         src.emit(1, "if v is not _MISSING:")
         _emit_value(src, 2, p.spec, checker.devices, fail_args)
     if src.symbols:
-        inits = ["    %s = None" % var for var, _ in src.symbols]
-        src.lines[symbols_start:symbols_start] = inits
+        src.lines[symbols_start:symbols_start] = src.symbol_inits()
         src.flush_symbols(1, fail_args)
     src.emit(1, "token = _set((b, _checker, args, kwargs))")
     src.emit(1, "try:")
@@ -395,8 +412,7 @@ def _generate(checker: Checker, target: Callable) -> Callable:
             src.emit(1, "v = r")
             _emit_value(src, 1, checker.returns[0], False, fail_ret)
         if src.symbols:
-            inits = ["    %s = None" % var for var, _ in src.symbols]
-            src.lines[ret_start:ret_start] = inits
+            src.lines[ret_start:ret_start] = src.symbol_inits()
             src.flush_symbols(1, fail_ret)
     src.emit(1, "return r")
     source = "def wrapper(*args, **kwargs):\n" + "\n".join(src.lines) + "\n"
@@ -432,7 +448,7 @@ def _beartyped(fn: Callable, hints: dict) -> Callable:
         from beartype import beartype
     except ImportError:
         return fn
-    hints = {k: v for k, v in hints.items() if not isinstance(v, str) and not is_array_annotation(v)}
+    hints = {k: v for k, v in hints.items() if not isinstance(v, str) and not _torch_array(v)}
     if not hints:
         return fn
     twin = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
@@ -456,7 +472,7 @@ def _value_test(dims: str) -> Callable:
         src.broadcast_names = frozenset(d.name for d in spec.dims if d.kind == VARIADIC and d.name)
     src.tensor(1, "v", spec, False, "return False")
     if src.symbols:
-        src.lines[0:0] = ["    %s = None" % var for var, _ in src.symbols]
+        src.lines[0:0] = src.symbol_inits()
         src.flush_symbols(1, "return False")
     src.emit(1, "return True")
     namespace = dict(src.consts)
@@ -464,6 +480,13 @@ def _value_test(dims: str) -> Callable:
     source = "def test(v, b):\n" + "\n".join(src.lines) + "\n"
     exec(compile(source, "<shapecheck assert_shape %r>" % dims, "exec"), namespace)
     return namespace["test"]
+
+
+def _torch_array(hint: Any) -> bool:
+    """A jaxtyping annotation of torch tensors in a form the compiled check leaves out (it is
+    not given to beartype either: outside ``jaxtyped`` jaxtyping cannot read some of them)."""
+    return is_array_annotation(hint) and isinstance(hint.array_type, type) and \
+        issubclass(hint.array_type, torch.Tensor)
 
 
 def assert_shape(tensor: Any, dims: str) -> Any:

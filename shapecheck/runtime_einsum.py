@@ -13,8 +13,7 @@ from typing import Callable, Sequence
 import torch
 
 from shapecheck import einsum_parser
-from shapecheck.errors import DeviceMismatchError, quote_spec
-from shapecheck.runtime_errors import DtypeMismatchError
+from shapecheck.errors import DeviceMismatchError, DtypeMismatchError, quote_spec
 from shapecheck.runtime_plan import ELLIPSIS, build_source, compile_plan
 
 _PLANS: dict = {}
@@ -101,13 +100,14 @@ def validate(parsed, operands: Sequence) -> list:
 
     Count, ranks and index sizes go through ``EinsumSpec.output_shape`` (so the words are the
     linter's); then devices and dtypes, which must agree across operands as ``torch.einsum``
-    requires.
+    requires (a 0-d CPU tensor may join operands on another device, as torch allows).
     """
     shapes = [tuple(op.shape) for op in operands]
     parsed.output_shape(*shapes)
     spec_text = quote_spec(parsed.text)
     devices = [op.device for op in operands]
-    if any(d != devices[0] for d in devices[1:]):
+    placed = [d for d, op in zip(devices, operands) if op.dim() or d.type != "cpu"]
+    if any(d != placed[0] for d in placed[1:]):
         listing = ", ".join("operand %d on %s" % (i, d) for i, d in enumerate(devices))
         raise DeviceMismatchError(
             "einsum %s: operands are on different devices: %s" % (spec_text, listing),

@@ -12,11 +12,10 @@ from typing import Any, Optional
 
 import torch
 
-from shapecheck.errors import DeviceMismatchError
+from shapecheck.errors import DeviceMismatchError, DtypeMismatchError, SignatureShapeError
 from shapecheck.runtime_annotations import (
     ANONYMOUS, FIXED, NAMED, SYMBOLIC, VARIADIC, TensorSpec, dtype_name, eval_symbolic,
 )
-from shapecheck.runtime_errors import DtypeMismatchError, SignatureShapeError
 
 
 def format_size(shape: Any) -> str:
@@ -131,7 +130,7 @@ class Binder:
 
     def _render(self, where: str, spec: TensorSpec, value: Any) -> str:
         lines = ["    in %s%s" % (self.function, " (" + self.location + ")" if self.location else "")]
-        lines.append("    %s: %s" % (where, spec.text))
+        lines.append("    %s" % where if spec.text in where else "    %s: %s" % (where, spec.text))
         lines.append("      expected %s" % self.expected(spec))
         if isinstance(value, torch.Tensor):
             lines.append("      actual   %s  %s on %s" % (

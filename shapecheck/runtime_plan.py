@@ -109,7 +109,11 @@ def _permute(em: _Emitter, op: _Operand, order: list) -> _Operand:
     if order == op.labels:
         return op
     perm = [op.labels.index(label) for label in order]
-    var = em.assign("%s.permute(%s)" % (op.var, _tuple(perm)))
+    rank = len(perm)
+    if rank >= 2 and perm == list(range(rank - 2)) + [rank - 1, rank - 2]:
+        var = em.assign("%s.mT" % op.var)
+    else:
+        var = em.assign("%s.permute(%s)" % (op.var, _tuple(perm)))
     return _Operand(var, list(order), [op.sizes[p] for p in perm])
 
 
@@ -201,6 +205,9 @@ def _contract_pair(em: _Emitter, a: _Operand, b: _Operand, keep: set) -> _Operan
     n = _prod(b_sizes)
     a = _permute(em, a, batch + a_only + summed)
     b = _permute(em, b, batch + summed + b_only)
+    if len(batch) > 1 and len(a_only) == 1 and len(b_only) == 1 and len(summed) == 1:
+        var = em.assign("%s.matmul(%s)" % (a.var, b.var))
+        return _Operand(var, out_labels, out_sizes)
     if batch:
         nb = _prod(batch_sizes)
         a_var = _reshape(em, a.var, a.sizes, [nb, m, k])

@@ -82,8 +82,8 @@ def test_message_two_shapes():
         "    shape 0 (2, 3)   2   3   <\n"
         "    shape 1 (2,)         2   <\n"
         "                         ^\n"
-        "    rule: align the shapes on the right; in each column the sizes must be equal, or be 1 "
-        "(a missing dim counts as 1)\n"
+        "    rule: align the shapes on the right; in each column the sizes must be equal,\n"
+        "          or be 1 (a missing dim counts as 1)\n"
         "    here: 3 and 2 are different and neither is 1."
     )
     assert err.table == str(err).split("\n", 1)[1]

@@ -246,3 +246,18 @@ def test_lint_never_imports_torch(cli_subprocess):
 def test_every_format_on_a_clean_tree(cli, tmp_path, fmt):
     write_tree(tmp_path, {"good.py": GOOD})
     assert cli(["lint", "--format", fmt, "."], tmp_path).rc == 0
+
+
+def test_fix_that_cannot_be_written_is_reported(cli, tmp_path, monkeypatch):
+    import shapecheck.sources as sources
+
+    def refuse(path, data):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(sources, "atomic_write", refuse)
+    write_tree(tmp_path, {"bad.py": BAD})
+    result = cli(["lint", "--fix", "bad.py"], tmp_path)
+    assert result.rc == 2
+    assert "bad.py:1:1: SC000 cannot write the fixes: Permission denied" in result.out
+    assert "bad.py:3:5: SC101 [*]" in result.out
+    assert (tmp_path / "bad.py").read_text() == BAD

@@ -35,6 +35,7 @@ def out(spec: str, *shapes, form: str = "letters"):
 
 def test_parse_explicit_and_implicit():
     s = parse("bij,bjk->bik")
+    assert isinstance(s, EinsumSpec)
     assert s.inputs == (("b", "i", "j"), ("b", "j", "k"))
     assert s.output == ("b", "i", "k")
     assert s.explicit_output
@@ -171,6 +172,7 @@ def test_message_size_mismatch():
     err = e.value
     assert err.reason == 'einsum "bij,bjk->bik": index j is 4 in operand 0 but 5 in operand 1'
     assert (err.index, err.operands, err.sizes, err.certain) == ("j", (0, 1), (4, 5), True)
+    assert err.position == 5  # the j of operand 1's term, for the linter's caret
     assert str(err) == (
         'einsum "bij,bjk->bik": index j is 4 in operand 0 but 5 in operand 1\n'
         "    operand 0: b i j\n"
@@ -209,7 +211,7 @@ def test_message_rank():
         parse("bij,bjk->bik").output_shape((2, 3), (2, 3, 4))
     err = e.value
     assert err.reason == 'einsum "bij,bjk->bik": operand 0 has 2 dims (2, 3) but its term "bij" has 3 indices'
-    assert (err.index, err.operands, err.sizes) == (None, (0,), (3, 2))
+    assert (err.index, err.operands, err.sizes, err.position) == (None, (0,), (3, 2), 0)
     assert str(err).splitlines()[1:] == [
         '    operand 0: term "bij", shape (2, 3)',
         "    one index per dim: the term names more dims than the operand has",
@@ -235,7 +237,7 @@ def test_message_ellipsis_broadcast():
         "einsum \"...i,...i->...\": the dims under '...' do not broadcast: dim -1 of the ellipsis is "
         "2 in operand 0 but 4 in operand 1"
     )
-    assert (err.index, err.operands, err.sizes) == (ELLIPSIS, (0, 1), (2, 4))
+    assert (err.index, err.operands, err.sizes, err.position) == (ELLIPSIS, (0, 1), (2, 4), 5)
     assert str(err).splitlines()[1:] == [
         "                       dim  -2  -1",
         "    operand 0 '...' (2,)         2   <",
@@ -333,6 +335,7 @@ def test_message_named_shape_error_uses_axis():
     with pytest.raises(EinsumShapeError) as e:
         parse("batch i d, batch j d -> batch i j").output_shape((2, 3, 4), (2, 5, 6))
     assert e.value.reason == 'einsum "batch i d, batch j d -> batch i j": axis d is 4 in operand 0 but 6 in operand 1'
+    assert e.value.position == 19
     assert str(e.value).splitlines()[1:4] == [
         "    operand 0: batch i d",
         "               2     3 4",
@@ -614,12 +617,16 @@ def test_named_form_agrees_with_letters(case):
             st.just(n),
             st.lists(st.lists(st.sampled_from("abcde"), min_size=1, max_size=3, unique=True), min_size=n, max_size=n),
             st.dictionaries(st.sampled_from("abcde"), st.integers(1, 9), min_size=5, max_size=5),
+            st.none() | st.lists(st.sampled_from("abcde"), unique=True, max_size=3),
         )
     )
 )
 def test_contraction_cost_counts_like_opt_einsum_and_is_optimal(case):
-    n, terms, sizes = case
+    n, terms, sizes, output = case
     spec = ",".join("".join(t) for t in terms)
+    if output is not None:
+        used = {x for t in terms for x in t}
+        spec += "->" + "".join(x for x in output if x in used)
     shapes = [tuple(sizes[x] for x in t) for t in terms]
     plan = parse(spec).contraction_order(*shapes)
     _, best = opt_einsum.contract_path(spec, *shapes, shapes=True, optimize="optimal")
@@ -664,7 +671,7 @@ def test_sublist_form_agrees_with_torch(case):
         letters = parse(spec, "letters")
     except EinsumSyntaxError:
         return
-    code = {c: (ord(c) - 65 if c.isupper() else ord(c) - 97 + 26) for c in ALPHABET}
+    code = {c: (ord(c) - 65 if c.isupper() else ord(c) - 97 + 26) for c in letters.labels}
     ops = [torch.empty(s) for s in shapes]
     args = []
     for k, t in enumerate(letters.inputs):
@@ -717,3 +724,14 @@ def test_unknown_dims_never_reject_what_torch_accepts(case, data):
             assert got is None or got == want
         for got, want in zip(reversed(tail), reversed(truth)):
             assert got is None or got == want
+
+
+@needs_torch
+@settings(max_examples=1000, deadline=None)
+@given(
+    st.lists(st.sampled_from(list("abAB.,->  1\t") + ["...", "->"]), max_size=10).map("".join),
+    st.lists(st.lists(st.sampled_from([1, 2, 2, 3]), max_size=3).map(tuple), min_size=1, max_size=3),
+)
+def test_differential_random_text(spec, shapes):
+    """Arbitrary strings over the grammar's characters: torch and shapecheck agree."""
+    assert our_verdict(spec, shapes) == torch_verdict(spec, shapes), (spec, shapes)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 
+import shapecheck.rules  # noqa: F401  (registers the rules before the engine loads)
 from shapecheck.infer import analyze
 from shapecheck.lint import fix_text
 from shapecheck.rules.base import all_rules, get_rule

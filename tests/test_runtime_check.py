@@ -20,8 +20,9 @@ from torch import Tensor  # noqa: E402
 
 import shapecheck  # noqa: E402
 from shapecheck import check  # noqa: E402
-from shapecheck.errors import BroadcastError, DeviceMismatchError  # noqa: E402
-from shapecheck.runtime_errors import DtypeMismatchError, SignatureShapeError  # noqa: E402
+from shapecheck.errors import (  # noqa: E402
+    BroadcastError, DeviceMismatchError, DtypeMismatchError, SignatureShapeError,
+)
 
 CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 
@@ -118,6 +119,29 @@ def test_symbolic_dims():
     assert pad(torch.randn(4)).shape == (5,)
     with pytest.raises(SignatureShapeError, match=r"2\*n = 8"):
         bad(torch.randn(4))
+
+
+def test_symbolic_dims_in_varargs():
+    @check
+    def f(x: Float[Tensor, "n"], *rest: Float[Tensor, "n+1"]):
+        return x
+
+    f(torch.randn(2), torch.randn(3), torch.randn(3))
+    with pytest.raises(SignatureShapeError, match=r"argument 'rest\[1\]'.*n\+1 = 3"):
+        f(torch.randn(2), torch.randn(3), torch.randn(4))
+
+
+def test_numpy_annotations_go_to_beartype():
+    np = pytest.importorskip("numpy")
+
+    @check
+    def f(x: Float[Tensor, "n"], a: Float[np.ndarray, "m"]):
+        return x
+
+    f(torch.randn(2), np.zeros(3))
+    with pytest.raises(Exception) as info:
+        f(torch.randn(2), np.zeros((3, 3)))
+    assert type(info.value).__name__.startswith("Beartype")
 
 
 def test_fixed_size_with_name():

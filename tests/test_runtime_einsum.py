@@ -12,10 +12,9 @@ from hypothesis import strategies as st  # noqa: E402
 import shapecheck  # noqa: E402
 from shapecheck import runtime_einsum  # noqa: E402
 from shapecheck.errors import (  # noqa: E402
-    DeviceMismatchError, EinsumOperandCountError, EinsumShapeError, EinsumSyntaxError,
-    ShapeCheckError,
+    DeviceMismatchError, DtypeMismatchError, EinsumOperandCountError, EinsumShapeError,
+    EinsumSyntaxError, ShapeCheckError,
 )
-from shapecheck.runtime_errors import DtypeMismatchError  # noqa: E402
 
 CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 

@@ -131,3 +131,30 @@ def test_accepts_what_jaxtyping_accepts(text):
     except DimStringError:
         ours = False
     assert ours == theirs
+
+
+@pytest.mark.skipif(jaxtyping is None, reason="jaxtyping is not installed")
+def test_differential_against_jaxtyping():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    np = pytest.importorskip("numpy")
+    pieces = ["a", "b", "3", "#", "*", "_", "?", "=", "...", "+1", ",", "(", ")", "x=", "1"]
+    tokens = st.lists(st.sampled_from(pieces), min_size=1, max_size=4).map("".join)
+
+    @settings(max_examples=400, deadline=None, database=None)
+    @given(st.lists(tokens, max_size=3).map(" ".join))
+    def check(text):
+        try:
+            jaxtyping.Float[np.ndarray, text]
+            theirs = True
+        except ValueError:
+            theirs = False
+        try:
+            parse_dims(text)
+            ours = True
+        except DimStringError:
+            ours = False
+        assert ours == theirs, text
+
+    check()

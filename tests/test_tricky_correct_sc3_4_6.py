@@ -6,6 +6,7 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 
+import shapecheck.rules  # noqa: F401  (registers the rules before the engine loads)
 from shapecheck.infer import analyze
 from shapecheck.rules.base import all_rules
 
@@ -351,6 +352,20 @@ z = x.cpu() + y
 import torch
 idx = torch.arange(4).float()
 idx.requires_grad_()
+""",
+    "parameter_rebound_to_a_fresh_cpu_tensor": """
+import torch
+def positions(t_index: list[torch.Tensor], grid_h: int):
+    h_index = torch.arange(grid_h).view(1, -1).flatten().float()
+    t_index = torch.Tensor(t_index).view(-1, 1).flatten().float()
+    return torch.stack([t_index, h_index])
+""",
+    "storage_swap_through_data": """
+import torch
+import torch.nn as nn
+layer = nn.Linear(3, 3)
+rows = layer.weight.data.shape[0]
+layer.weight.data = layer.weight.data.t().contiguous()
 """,
 }
 

@@ -287,7 +287,16 @@ def _is_data_attr(expr: cst.BaseExpression) -> bool:
 
 
 _PARAM_ATTRS = {"weight", "bias"}
+
+
+def _swaps_storage(statement: Optional[cst.CSTNode]) -> bool:
+    """True for ``x.data = ...``: the whole statement replaces a tensor's storage."""
+    return isinstance(statement, cst.Assign) and any(
+        _is_data_attr(t.target) for t in statement.targets
+    )
 _DETACH_SAFE = {"numpy", "cpu", "clone", "tolist", "item"}
+_METADATA = {"shape", "dtype", "device", "ndim", "is_cuda", "layout", "size", "dim", "numel",
+             "nelement", "stride", "data_ptr", "element_size", "is_contiguous", "storage_offset"}
 
 
 @register
@@ -299,8 +308,10 @@ class DataAttribute(Rule):
     fixable = True
     doc = """\
 ## What it does
-Flags `t.data` on a tensor, a parameter (`self.weight.data`, `p.data` for `p` in
-`model.parameters()`), read or written.
+Flags `t.data` on a tensor or a parameter (`self.weight.data`, `p.data` for `p` in
+`model.parameters()`) whose values are read or changed through it. Reading only metadata
+(`w.data.shape`, `w.data.size()`) and replacing the whole storage (`w.data = new`, `w.data = f(w.data)`,
+the one use with no plain replacement) are not flagged.
 
 ## Why is this bad?
 `.data` returns the same storage with autograd switched off *and* without the version
@@ -330,6 +341,7 @@ The fix rewrites `t.data` to `t.detach()` where the value is only read and conve
         "import torch\nw = torch.randn(3, requires_grad=True)\nv = w.detach().numpy()\n",
         "import torch\nclass Batch:\n    data = [1, 2]\nb = Batch()\nprint(b.data)\n",
         "import torch\ndef load(dataset):\n    return dataset.data\n",
+        "import torch\nimport torch.nn as nn\nlayer = nn.Linear(3, 3)\nn = layer.weight.data.shape[0]\nlayer.weight.data = torch.zeros(4, 3)\n",
     )
     invalid = (
         Example(
@@ -337,7 +349,7 @@ The fix rewrites `t.data` to `t.detach()` where the value is only read and conve
             fixed="import torch\nw = torch.randn(3, requires_grad=True)\nv = w.detach().numpy()  # <--\n",
         ),
         "import torch\nw = torch.randn(3, requires_grad=True)\nw.data.mul_(0.5)  # <--\n",
-        "import torch\nimport torch.nn as nn\nlayer = nn.Linear(3, 3)\nlayer.weight.data = torch.zeros(3, 3)  # <--\n",
+        "import torch\nimport torch.nn as nn\nlayer = nn.Linear(3, 3)\nlayer.weight.data[0] = torch.zeros(3)  # <--\n",
         "import torch\ndef shrink(model):\n    for p in model.parameters():\n        p.data.mul_(0.9)  # <--\n",
     )
 
@@ -384,6 +396,11 @@ The fix rewrites `t.data` to `t.detach()` where the value is only read and conve
     def visit_Attribute(self, node: cst.Attribute, ctx) -> None:
         if node.attr.value != "data" or id(node) in self._done:
             return
+        parent = getattr(ctx, "parent", None)
+        if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in _METADATA:
+            return  # `w.data.shape`, `w.data.size()`: metadata, the values are not touched
+        if isinstance(parent, cst.AssignTarget) or _swaps_storage(getattr(ctx, "statement", None)):
+            return  # `w.data = f(w.data)`: swaps the storage, the one use with no plain replacement
         if not self._is_tensor(node.value, ctx, node):
             return
         name = short(ctx, node.value)

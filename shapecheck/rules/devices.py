@@ -333,6 +333,9 @@ def _is_size_int(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "len"
 
 
+#: torch calls that build a new tensor from data: the result is on the CPU whatever the input.
+_FRESH = ops.FACTORIES | {"Tensor", "FloatTensor", "LongTensor", "from_numpy"}
+
 _DEVICE_CHANGING = {"to", "cuda", "cpu", "type", "mps", "new_zeros", "new_ones", "new_empty",
                     "new_full", "new_tensor", "item", "tolist", "numpy", "size", "dim"}
 
@@ -343,11 +346,41 @@ def _is_number(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.UnaryOperation) and isinstance(expr.expression, (cst.Integer, cst.Float))
 
 
+_JAXTYPING = {"Float", "Int", "Bool", "Shaped", "Real", "Num", "Inexact", "Integer", "Complex",
+              "UInt", "Float32", "Float16", "BFloat16", "Float64", "Int64", "Int32"}
+
+
 def _annotated_tensor(param: cst.Param) -> bool:
+    """True for ``x: Tensor``, ``x: torch.Tensor``, ``x: Optional[Tensor]``, ``x: Float[Tensor, "b c"]``."""
     if param.annotation is None:
         return False
-    text = cst.Module([]).code_for_node(param.annotation.annotation)
-    return "Tensor" in text
+    annotation = param.annotation.annotation
+    if isinstance(annotation, cst.Subscript) and name_of(annotation.value) in ("Optional", "typing.Optional"):
+        inner = annotation.slice[0].slice
+        annotation = inner.value if isinstance(inner, cst.Index) else annotation
+    dotted = name_of(annotation)
+    if dotted is not None:
+        return dotted.split(".")[-1] == "Tensor"
+    if isinstance(annotation, cst.Subscript):
+        head = name_of(annotation.value)
+        return head is not None and head.split(".")[-1] in _JAXTYPING
+    return False
+
+
+def _keeps_tensor(ctx, name: str, value: cst.BaseExpression) -> bool:
+    """True when ``name = value`` leaves ``name`` computed from its old tensor (``x = f(x)``)."""
+    root = value
+    while True:
+        call = method_call(root)
+        if call is not None and torch_name(ctx, root.func) is None:  # type: ignore[union-attr]
+            root = call[0]
+            continue
+        break
+    if isinstance(root, cst.Call) and torch_name(ctx, root.func) in _FRESH:
+        return False
+    from shapecheck.rules.autograd_graph import names_read
+
+    return name in names_read(value)
 
 
 @register
@@ -416,6 +449,8 @@ should follow the input's precision (the fix leaves the dtype as it was).
     def __init__(self) -> None:
         self._factories: dict[tuple[int, str], cst.Call] = {}
         self._ints: dict[int, set[str]] = {}
+        # parameters rebound to something not computed from them (`x = torch.Tensor(x)`)
+        self._lost: set[tuple[int, str]] = set()
 
     def visit_Assign(self, node: cst.Assign, ctx) -> None:
         function = scope_of(ctx, node).function
@@ -432,6 +467,8 @@ should follow the input's precision (the fix leaves the dtype as it was).
                     ints.discard(name.value)
             if isinstance(target.target, cst.Name):
                 key = (id(function), target.target.value)
+                if not _keeps_tensor(ctx, target.target.value, node.value):
+                    self._lost.add(key)
                 made = self._factory(node.value, function, ctx)
                 if made is not None:
                     self._factories[key] = made
@@ -485,7 +522,7 @@ should follow the input's precision (the fix leaves the dtype as it was).
         params = {p.name.value: p for p in (*function.params.params, *function.params.kwonly_params,
                                               *function.params.posonly_params)}
         param = params.get(root.value)
-        if param is None:
+        if param is None or (id(function), root.value) in self._lost:
             return None
         fact = ctx.fact(expr)
         if fact.device is not None and not fact.device.startswith("same-as"):

@@ -65,6 +65,8 @@ def _site(node: cst.Call, ctx) -> Optional[_Site]:
         if any(isinstance(e, cst.StarredElement) for e in elements):
             countable = False
         operands = [e.value for e in elements]
+    elif qual.startswith("torch") and len(operands) == 1 and ctx.fact(operands[0]).kind != TENSOR:
+        countable = False  # torch.einsum(spec, ops) with a list of operands
     return _Site(literal, spec, operands, form, countable)
 
 
@@ -127,7 +129,7 @@ c = torch.einsum("ij,jk->ik", a, b)
     invalid = (
         "import torch\na = torch.randn(2, 3)\nb = torch.randn(3, 4)\nc = torch.einsum('ij,jk->ikk', a, b)  # <--\n",
         "import torch\na = torch.randn(2, 3)\nb = torch.randn(3, 4)\nc = torch.einsum('ij,jk->il', a, b)  # <--\n",
-        "import torch\na = torch.randn(2, 3)\nc = torch.einsum('i j -> j i', a)  # <--\n",
+        "import torch\na = torch.randn(2, 3)\nc = torch.einsum('ij->i1', a)  # <--\n",
     )
 
     def visit_Call(self, node: cst.Call, ctx) -> None:

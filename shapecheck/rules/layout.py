@@ -116,7 +116,7 @@ a view is impossible.
         subject = ctx.source(func.value)
         if len(subject) > 40:
             subject = subject[:37] + "..."
-        why = f"after `{recv.moved_by}`" if recv.moved_by else "after slicing"
+        why = f"after `{recv.moved_by}`" if recv.moved_by else "in memory"
         detail = ""
         if recv.shape is not None and recv.strides is not None and recv.shape.is_fully_known:
             detail = f" (shape {format_shape(recv.shape)}, strides {tuple(recv.strides)})"

@@ -9,7 +9,8 @@ import libcst as cst
 from shapecheck.broadcast import broadcast_shapes
 from shapecheck.errors import BroadcastError
 from shapecheck.facts import MODULE, TENSOR, TUPLE, Fact
-from shapecheck.infer import annotation_fact, dotted_name
+from shapecheck.infer_annotations import annotation_fact
+from shapecheck.infer_eval import dotted_name
 from shapecheck.rules.base import Rule, register
 from shapecheck.shapes import Shape, format_shape
 
@@ -70,7 +71,7 @@ def _align_message(src: Shape, out: Shape) -> Optional[str]:
     for i in range(1, min(src.rank, out.rank) + 1):
         a, b = src.dims[-i], out.dims[-i]
         if a != b:
-            return f"they align as {a if a is not None else '?'} vs {b if b is not None else '?'}"
+            return f"{a if a is not None else '?'} vs {b if b is not None else '?'}"
     return None
 
 
@@ -137,21 +138,22 @@ centered = x - x.mean(dim=1, keepdim=True)
         subject = _short(ctx, source_expr)
         red_text = _short(ctx, red.node) if red.node is not None else "the reduction"
         axes = ", ".join(str(a) for a in red.axes)
+        plural = "axes" if len(red.axes) > 1 else "axis"
         if how == "concat":
-            tail = "so it no longer has the rank of `{0}` that cat/stack needs".format(subject)
+            tail = f"it dropped {plural} {axes} (no keepdim=True), so its rank differs from `{subject}`'s"
         else:
-            tail = "so broadcasting lines it up against the trailing axes, not axis " + axes
-        detail = ""
-        if src_fact.shape is not None and red_fact.shape is not None and src_fact.shape.rank is not None \
-                and red_fact.shape.rank is not None:
+            tail = (f"it dropped {plural} {axes} (no keepdim=True), so broadcasting lines it up "
+                    f"with the trailing axes of `{subject}`")
+        known = (src_fact.shape is not None and red_fact.shape is not None
+                 and src_fact.shape.rank is not None and red_fact.shape.rank is not None)
+        if known:
             align = _align_message(src_fact.shape, red_fact.shape) if how != "concat" else None
-            detail = (f"`{subject}` has shape {format_shape(src_fact.shape)}; `{red_text}` has shape "
-                      f"{format_shape(red_fact.shape)}" + (f"; {align}" if align else "") + "; ")
-        ctx.report(
-            node,
-            f"{detail}`{red_text}` drops axis {axes} of `{subject}` (no keepdim=True), {tail}; "
-            f"pass keepdim=True",
-        )
+            head = (f"`{subject}` has shape {format_shape(src_fact.shape)}; `{red_text}` has shape "
+                    f"{format_shape(red_fact.shape)}" + (f"; they align as {align}" if align else ""))
+            message = f"{head}: {tail}; pass keepdim=True"
+        else:
+            message = f"`{red_text}` is combined with `{subject}`, but {tail}; pass keepdim=True"
+        ctx.report(node, message)
         return True
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
@@ -413,14 +415,15 @@ Flags the result of `torch.max(x, dim=...)` (also `min`, `median`, `mode`, `sort
 through a tensor attribute or method.
 
 ## Why is this bad?
-With a `dim`, these ops return a named tuple `(values, indices)`, not a tensor. Arithmetic on it
-raises `TypeError`, and `.shape`/`.sum()` raise `AttributeError`.
+With a `dim`, these ops return a named tuple `(values, indices)`, not a tensor. `pair + 1`
+raises `TypeError`, `.shape`/`.sum()` raise `AttributeError`, and `pair * 2` silently repeats
+the tuple instead of doubling the values.
 
 ## Example
 ```python
 x = torch.randn(4, 5)
 best = torch.max(x, dim=1)
-scores = best * 2          # TypeError
+scores = best * 2          # a 4-tuple, not doubled scores
 ```
 
 ## Use instead
