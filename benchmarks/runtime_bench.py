@@ -30,7 +30,7 @@ from jaxtyping import Float, jaxtyped  # noqa: E402
 from torch import Tensor  # noqa: E402
 
 import shapecheck  # noqa: E402
-from shapecheck import runtime_check, runtime_einsum  # noqa: E402
+from shapecheck import runtime_einsum  # noqa: E402
 
 
 def per_call(fn, number: int, repeat: int) -> float:
@@ -136,7 +136,8 @@ def main(argv=None) -> int:
     rows += check
     width = max(len(r[0]) for r in rows)
     print()
-    print("%s  %12s  %12s  %7s  %7s  %s" % ("case".ljust(width), "shapecheck", "baseline", "ratio", "target", ""))
+    header = ("case".ljust(width), "shapecheck", "baseline", "ratio", "target")
+    print("%s  %12s  %12s  %7s  %7s" % header)
     failures = 0
     for name, ours, theirs, target in rows:
         ratio = ours / theirs if theirs > 0 else float("inf")

@@ -32,4 +32,5 @@ def __getattr__(name):
 
 
 def __dir__():
+    """The module's names, the lazily loaded ones included."""
     return sorted(set(globals()) | _RUNTIME_NAMES | _ERROR_NAMES)

@@ -26,7 +26,9 @@ Fields (all optional):
 - ``value``: a known Python constant (``int``, ``float``, ``str``, ``bool``, or a tuple of them).
 - ``dim``: for a Python int that is a size: its value (``int``) or a jaxtyping symbol (``str``).
 - ``qual``: for modules and optimizers, the qualified name of the class that built it
-  (``"torch.nn.Linear"``, or a class of this file).
+  (``"torch.nn.Linear"``, or a class of this file); ``"pair"`` on a value of unknown kind that
+  holds a ``(values, indices)`` pair if it is a tensor's (``x.max(1)`` with ``x`` unknown: only
+  ``.values``/``.indices`` read it).
 - ``features``: for an ``nn.Linear``: ``(in_features, out_features)`` as dims.
 - ``reduction``: for a reduction without ``keepdim``: a :class:`Reduction` saying what it reduced.
 - ``is_scalar_cpu``: the tensor is 0-dim on the CPU (mixes legally with CUDA tensors).

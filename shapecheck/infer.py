@@ -40,6 +40,28 @@ What a hook may call on ``ctx`` (a :class:`RuleContext`)
 - ``ctx.parent``: the parent of the node whose hook is running; ``ctx.ancestors``: the nodes from
   the statement down to that parent.
 - ``ctx.is_tensor(expr)``: ``ctx.fact(expr).kind == "tensor"``.
+- ``ctx.view_target(call)``: the sizes asked of ``x.view(...)``/``x.reshape(...)`` (``-1`` kept,
+  unknown sizes ``None``), or ``None`` when unreadable; ``ctx.view_verdict(call)``:
+  ``(fact of x, sizes, possible)`` where ``possible`` is ``False`` only when the view is proven
+  to fail (exact strides with known sizes; dims a transpose/permute/expand moved apart with
+  unknown sizes), ``True`` when proven to work, ``None`` when unknown.
+- ``ctx.imports``: the import table (``ctx.imports.resolve(expr)`` is ``ctx.qualname``).
+- ``ctx.infer_errors``: exceptions the evaluator caught (each made one expression unknown);
+  empty on the test suite and the audit corpora, kept for debugging.
+
+Facts come from: literal factories (``zeros ones empty full rand randn randint arange linspace
+eye tensor *_like``), jaxtyping annotations on parameters and ``torch.Tensor`` annotations,
+the shape rules of view/reshape/flatten/transpose/permute/T/mT/t/unsqueeze/squeeze/expand/
+repeat/indexing/reductions/matmul/einsum/cat/stack/elementwise ops, ``nn.Linear`` calls, and
+calls of functions of the same file with jaxtyping-annotated parameters and return. Layout
+follows torch exactly with known sizes (view stride rule, TensorIterator's stride order for
+elementwise results and ``clone``); with unknown sizes a *perm* records which dims a
+transpose/permute/expand moved. At ``if``/``try`` joins facts that differ become unknown
+(``cuda`` on one path and ``cpu`` on the other is ``maybe-cuda``); a path that returns or raises
+does not join; loops are analysed with the entry facts joined with those at the end of the body
+(and at every ``continue``/``break``). Functions see the module's names bound exactly once, with
+annotation names removed; methods of a class also see the modules, optimizers, devices and
+parameters that ``__init__`` assigned to ``self``.
 """
 
 from __future__ import annotations

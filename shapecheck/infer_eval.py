@@ -261,6 +261,8 @@ class Evaluator:
             out = O.moved(base, O.permute_shape(base.shape, order) if order else None, order, "." + attr)
             return out.with_(kind=TENSOR) if tensorish else out.with_(kind=None, grad=None, device=None)
         if not tensorish:
+            if attr == "shape" and kind is None:
+                return Fact(kind=SIZE, shape=base.shape)
             if attr == "device" and kind is None and dotted is not None:
                 return Fact(kind=DEVICE, device="same-as:" + dotted[: -len(".device")])
             return UNKNOWN

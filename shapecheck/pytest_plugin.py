@@ -120,13 +120,27 @@ class ShapecheckLoader(importlib.abc.Loader):
 
 
 def install(packages: list) -> ShapecheckFinder:
-    """Put the finder first on ``sys.meta_path`` and instrument matching modules already loaded."""
+    """Put the finder first on ``sys.meta_path`` and instrument matching modules already loaded.
+
+    A module loaded earlier may have re-exported a function of another (``from .layers import
+    f`` in ``__init__``): such names are pointed at the checked function too.
+    """
     finder = ShapecheckFinder(packages)
     sys.meta_path.insert(0, finder)
-    for name, module in list(sys.modules.items()):
-        if module is not None and _matches(name, packages):
-            instrument_module(module)
-            finder.instrumented.append(name)
+    loaded = [(n, m) for n, m in list(sys.modules.items()) if m is not None and _matches(n, packages)]
+    replaced: dict = {}
+    for name, module in loaded:
+        before = dict(vars(module))
+        instrument_module(module)
+        finder.instrumented.append(name)
+        for attr, value in vars(module).items():
+            if before.get(attr) is not value and attr in before:
+                replaced[id(before[attr])] = (before[attr], value)
+    for name, module in loaded:
+        for attr, value in list(vars(module).items()):
+            hit = replaced.get(id(value))
+            if hit is not None and hit[0] is value:
+                setattr(module, attr, hit[1])
     return finder
 
 

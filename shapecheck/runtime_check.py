@@ -26,7 +26,7 @@ from typing import Any, Callable, Optional
 import torch
 
 from shapecheck.runtime_annotations import (
-    ANONYMOUS, FIXED, NAMED, SYMBOLIC, VARIADIC, TensorSpec, dims_spec, eval_symbolic,
+    ANONYMOUS, FIXED, SYMBOLIC, VARIADIC, TensorSpec, dims_spec, eval_symbolic,
     is_array_annotation, tensor_spec, tuple_specs,
 )
 from shapecheck.runtime_explain import Binder, Fault, merge_variadic
@@ -165,6 +165,7 @@ class Checker:
         ``bindings`` is the call's live bindings dict: the dims ``assert_shape`` bound in the
         body (recorded there with their source) join before the return value is checked.
         """
+        __tracebackhide__ = True  # pytest shows the caller's frame, not these
         binder = Binder(self.function, self.location, self.devices)
         try:
             for where, spec, value in self.values(args, kwargs):
@@ -188,6 +189,7 @@ class Checker:
     def fail(self, args: tuple, kwargs: dict, result: Any = _NO_RESULT,
              bindings: Optional[dict] = None) -> None:
         """Called by the compiled wrapper on a fault: raise the explained error."""
+        __tracebackhide__ = True
         self.bind(args, kwargs, result, bindings)
         raise AssertionError(
             "shapecheck: the compiled check of %s rejected a call its explainer accepts; "
@@ -313,7 +315,7 @@ def compile_checker(fn: Callable, devices: bool = True) -> Callable:
     other_hints = {}
     named = set()
     for index, (name, param) in enumerate(sig.parameters.items()):
-        if param.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+        if param.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY):
             named.add(name)
         hint = hints.get(name, _MISSING)
         if hint is _MISSING:
@@ -361,6 +363,7 @@ def _generate(checker: Checker, target: Callable) -> Callable:
                 broadcast.add(dim.name)
     src.broadcast_names = frozenset(broadcast)
     fail_args = "_fail(args, kwargs)"
+    src.emit(1, "__tracebackhide__ = True")
     src.emit(1, "b = {}")
     if checker.devices:
         src.emit(1, "dev = None")
@@ -498,6 +501,7 @@ def assert_shape(tensor: Any, dims: str) -> Any:
     Raises :class:`~shapecheck.errors.SignatureShapeError` (``TypeError`` for a non-tensor,
     ``ValueError`` for a dim string that does not parse). A no-op under ``SHAPECHECK_DISABLE=1``.
     """
+    __tracebackhide__ = True
     if disabled():
         return tensor
     if not isinstance(dims, str):

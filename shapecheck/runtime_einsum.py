@@ -59,6 +59,7 @@ def _key(text: str, operands: Sequence) -> tuple:
 
 def _einsum_slow(spec, operands: tuple):
     """The miss path: normalise the call form, validate, build and cache the plan, run it."""
+    __tracebackhide__ = True  # pytest shows the caller's frame, not these
     if isinstance(spec, str):
         if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
             operands = tuple(operands[0])
@@ -102,6 +103,7 @@ def validate(parsed, operands: Sequence) -> list:
     linter's); then devices and dtypes, which must agree across operands as ``torch.einsum``
     requires (a 0-d CPU tensor may join operands on another device, as torch allows).
     """
+    __tracebackhide__ = True
     shapes = [tuple(op.shape) for op in operands]
     parsed.output_shape(*shapes)
     spec_text = quote_spec(parsed.text)
@@ -115,7 +117,8 @@ def validate(parsed, operands: Sequence) -> list:
         )
     dtypes = [op.dtype for op in operands]
     if any(d != dtypes[0] for d in dtypes[1:]):
-        listing = ", ".join("operand %d is %s" % (i, str(d).replace("torch.", "")) for i, d in enumerate(dtypes))
+        listing = ", ".join(
+            "operand %d is %s" % (i, str(d).replace("torch.", "")) for i, d in enumerate(dtypes))
         raise DtypeMismatchError(
             "einsum %s: operands have different dtypes (%s); cast them to one dtype first"
             % (spec_text, listing),
@@ -130,6 +133,7 @@ def validate(parsed, operands: Sequence) -> list:
 
 
 def _build(parsed, operands: Sequence) -> Callable:
+    __tracebackhide__ = True
     shapes = validate(parsed, operands)
     path = contraction_path(parsed, shapes) if len(operands) > 2 else None
     return compile_plan(build_source(parsed.inputs, parsed.output, shapes, path))

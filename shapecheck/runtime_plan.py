@@ -13,8 +13,9 @@ How a contraction is lowered:
    (the value is constant along it, so it broadcasts), and a label used by no other operand nor
    the output is summed away;
 3. operands are contracted pairwise along ``path`` (opt_einsum's format). A pair with summed
-   labels becomes permute, reshape, ``mm``/``bmm``, reshape; a pair without becomes a
-   broadcasting multiply;
+   labels becomes permute, reshape, ``mm``/``bmm``, reshape (or a single ``matmul`` when it is
+   a batched product of matrices); a pair without becomes a broadcasting multiply. Both
+   operand orders are tried and the one with fewer calls is kept;
 4. the result is permuted into the output's order.
 """
 

@@ -126,3 +126,73 @@ def test_inference_agrees_with_torch(case):
             assert verdict[2] == ok
         else:
             assert fact.strides is None
+
+
+@st.composite
+def symbolic_programs(draw):
+    """Ops on a tensor whose sizes are jaxtyping names (all >= 2 at run time), then a view that
+    merges some neighbouring dims."""
+    rank = draw(st.integers(2, 4))
+    sizes = draw(st.lists(st.integers(2, 4), min_size=rank, max_size=rank))
+    names = " ".join(f"d{i}" for i in range(rank))
+    x = torch.rand(sizes)
+    lines = []
+    for _ in range(draw(st.integers(1, 4))):
+        r = x.dim()
+        op = draw(st.sampled_from(["transpose", "permute", "clone", "mul", "contiguous", "unsqueeze", "index",
+                                   "double", "mT"]))
+        if op == "transpose" and r >= 2:
+            a, b = draw(st.integers(-r, r - 1)), draw(st.integers(-r, r - 1))
+            text = f"x = x.transpose({a}, {b})"
+        elif op == "permute":
+            perm = draw(st.permutations(list(range(r))))
+            text = f"x = x.permute({', '.join(map(str, perm))})"
+        elif op == "clone":
+            text = "x = x.clone()"
+        elif op == "mul":
+            text = "x = 2 * x"
+        elif op == "contiguous":
+            text = "x = x.contiguous()"
+        elif op == "unsqueeze":
+            text = f"x = x.unsqueeze({draw(st.integers(-r - 1, r))})"
+        elif op == "index" and r >= 3:
+            text = "x = x[:, 0]"
+        elif op == "double":
+            text = "x = x.double()"
+        elif op == "mT" and r >= 2:
+            text = "x = x.mT"
+        else:
+            continue
+        namespace = {"torch": torch, "x": x}
+        exec(text, namespace)
+        x = namespace["x"]
+        lines.append("    " + text)
+    keep_first = draw(st.booleans())
+    view = "x.view(x.size(0), -1)" if keep_first else "x.view(-1)"
+    program = (
+        "import torch\nfrom jaxtyping import Float\n\n"
+        f"def f(x: Float[torch.Tensor, '{names}']):\n" + "\n".join(lines) + f"\n    reveal({view})\n"
+    )
+    return program, sizes, view
+
+
+@settings(max_examples=250, deadline=None)
+@given(symbolic_programs())
+def test_unknown_size_verdicts_hold(case):
+    program, sizes, view = case
+    probe = _Probe()
+    ctx = analyze(cst.parse_module(program), [probe])
+    assert ctx.infer_errors == [] and ctx.crashes == []
+    namespace = {"torch": torch, "reveal": lambda v: v}
+    exec(program.replace("from jaxtyping import Float\n", "").replace(
+        "x: Float[torch.Tensor, ", "x, _unused=(").replace("']):", "')):"), namespace)
+    try:
+        namespace["f"](torch.rand(sizes))
+        ok = True
+    except RuntimeError:
+        ok = False
+    verdict = probe.views[0]
+    if verdict is not None and verdict[2] is False:
+        assert not ok
+    if verdict is not None and verdict[2] is True:
+        assert ok

@@ -101,3 +101,24 @@ def test_numpy_on_cuda_fix():
     src = "import torch\nx = torch.randn(3, device='cuda')\na = x.numpy()\n"
     fixed, applied = fix_text(src, [get_rule("SC404")])
     assert applied == 1 and "x.cpu().numpy()" in fixed
+
+
+def test_factory_meets_a_tensor_computed_from_the_input():
+    src = (
+        "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\nclass M(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 4)\n"
+        "    def forward(self, x):\n        h = F.relu(self.fc(x))\n        pos = torch.arange(h.shape[-1])\n"
+        "        return h + pos\n"
+    )
+    [(code, line, message)] = flagged(src)
+    assert (code, line) == ("SC403", 11) and "`x`" in message
+    fixed, applied = fix_text(src, [get_rule("SC403")])
+    assert applied == 1 and "torch.arange(h.shape[-1], device=x.device)" in fixed
+
+
+def test_sizes_computed_from_the_input_are_not_tensors():
+    src = (
+        "import torch\nimport torch.nn as nn\nclass M(nn.Module):\n    def forward(self, x):\n"
+        "        n = x.shape[0] * 2\n        k = x.size(1)\n        return torch.zeros(3) * n + k\n"
+    )
+    assert codes(src) == []

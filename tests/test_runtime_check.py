@@ -134,10 +134,11 @@ def test_symbolic_dims_in_varargs():
 def test_numpy_annotations_go_to_beartype():
     np = pytest.importorskip("numpy")
 
-    @check
-    def f(x: Float[Tensor, "n"], a: Float[np.ndarray, "m"]):
+    def f(x, a):
         return x
 
+    f.__annotations__ = {"x": Float[Tensor, "n"], "a": Float[np.ndarray, "m"]}
+    f = check(f)
     f(torch.randn(2), np.zeros(3))
     with pytest.raises(Exception) as info:
         f(torch.randn(2), np.zeros((3, 3)))
@@ -337,7 +338,8 @@ def test_check_rejects_non_functions():
 
 
 def test_broadcast_shapes_at_run_time():
-    assert shapecheck.broadcast_shapes(torch.randn(2, 1), (3,), torch.Size([1, 1, 3])) == torch.Size([1, 2, 3])
+    got = shapecheck.broadcast_shapes(torch.randn(2, 1), (3,), torch.Size([1, 1, 3]))
+    assert got == torch.Size([1, 2, 3])
     assert shapecheck.broadcast_shapes(4) == torch.Size([4])
     with pytest.raises(BroadcastError) as info:
         shapecheck.broadcast_shapes(torch.randn(2, 3), torch.randn(4, 2))
@@ -456,3 +458,23 @@ def test_import_shapecheck_does_not_import_torch():
                          cwd=str(__import__("pathlib").Path(__file__).resolve().parent.parent))
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False"
+
+
+DIM_STRINGS = ["b c", "*batch c", "... c", "#b c", "3 c", "_ c", "c=3", "n dim+1", "*#batch 2",
+               "_name x", "", "#3", "*_ d", "2*n"]
+
+
+@pytest.mark.parametrize("text", DIM_STRINGS)
+def test_runtime_reads_dims_as_the_linter_does(text):
+    """The runtime reads jaxtyping's own parse; the algebra's parse_dims (the linter's) must
+    mean the same thing, dim by dim."""
+    from shapecheck.runtime_annotations import dims_spec
+    from shapecheck.shapes import parse_dims
+
+    ours = dims_spec(text).dims
+    linter = parse_dims(text)
+    assert len(ours) == len(linter)
+    for a, b in zip(ours, linter):
+        name = a.name if a.kind in ("named", "variadic") else None
+        assert (a.kind, name, a.size, a.broadcastable, a.expr) == (
+            b.kind, b.name, b.size, b.broadcastable, b.expression), (text, b)

@@ -85,6 +85,30 @@ def test_dtypes(dtype):
     torch.testing.assert_close(got, want)
 
 
+@pytest.mark.parametrize("spec", ["ij,jk->ik", "bij,bjk->bik", "ij->ij", "ii->i", "bij,bkj->bik",
+                                  "ij,ij->", "...j,jk->...k", "bhid,bhjd->bhij"])
+def test_plans_ignore_strides(spec):
+    """A plan compiled for contiguous operands serves transposed, sliced and expanded ones of
+    the same shapes (the cache key has no strides)."""
+    lhs = spec.split("->")[0].split(",")
+    sizes = {"i": 3, "j": 3, "k": 3, "b": 2, "h": 2, "d": 3, ".": 2}
+
+    def shape(term):
+        return tuple(sizes[c] for c in term.replace("...", "."))
+
+    plain = _ops(*[shape(t) for t in lhs])
+    shapecheck.einsum(spec, *plain)
+    variants = [
+        [op.mT.contiguous().mT if op.dim() >= 2 else op for op in plain],
+        [torch.cat([op, op], dim=-1)[..., ::2] for op in plain],
+        [op[..., :1].expand(op.shape) for op in plain],
+    ]
+    for ops in variants:
+        for op, ref in zip(ops, plain):
+            assert op.shape == ref.shape
+        torch.testing.assert_close(shapecheck.einsum(spec, *ops), torch.einsum(spec, *ops))
+
+
 def test_named_axes_form():
     q, k = _ops((2, 3, 4, 5), (2, 3, 6, 5))
     got = shapecheck.einsum("batch head i d, batch head j d -> batch head i j", q, k)

@@ -104,6 +104,31 @@ def test_instrument_module_in_process():
         importlib.reload(module)
 
 
+def test_preloaded_package_and_reexports(tmp_path):
+    """A package imported before the plugin is configured (by a conftest) is instrumented in
+    place, its re-exported names included."""
+    (tmp_path / "conftest.py").write_text("import runtime_pkg\n")
+    (tmp_path / "test_reexport.py").write_text(textwrap.dedent(
+        """
+        import torch
+        import runtime_pkg
+
+
+        def test_reexported():
+            runtime_pkg.scale_channels(torch.randn(2, 3), torch.randn(1))
+        """))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), str(TESTS), env.get("PYTHONPATH", "")])
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    env.pop("SHAPECHECK_DISABLE", None)
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
+               "shapecheck.pytest_plugin", "--shapecheck-packages=runtime_pkg", "test_reexport.py"]
+    result = subprocess.run(command, cwd=str(tmp_path), env=env, capture_output=True, text=True,
+                            timeout=300)
+    out = result.stdout + result.stderr
+    assert "1 failed" in out and "scale_channels(): argument 'weight'" in out, out
+
+
 def test_packages_from():
     from shapecheck.pytest_plugin import packages_from
 

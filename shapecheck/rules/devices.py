@@ -264,21 +264,6 @@ The fix assigns the result back to the receiver.
         )
 
 
-def _root_name(expr: cst.BaseExpression) -> Optional[cst.Name]:
-    """The variable an expression is computed from: ``x`` for ``x``, ``x[0]``, ``x.float().t()``."""
-    while True:
-        if isinstance(expr, cst.Name):
-            return expr
-        if isinstance(expr, cst.Subscript):
-            expr = expr.value
-            continue
-        call = method_call(expr)
-        if call is not None:
-            expr = call[0]
-            continue
-        return None
-
-
 def _nonzero_rank_factory(ctx, node: cst.CSTNode, ints: frozenset = frozenset()) -> Optional[str]:
     """``"zeros"`` etc. for a torch factory call without ``device=`` that is surely not 0-dim.
 
@@ -333,6 +318,8 @@ def _is_size_int(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "len"
 
 
+_FLOAT_FACTORIES = {"zeros", "ones", "empty", "rand", "randn", "full", "linspace", "logspace", "eye"}
+
 #: torch calls that build a new tensor from data: the result is on the CPU whatever the input.
 _FRESH = ops.FACTORIES | {"Tensor", "FloatTensor", "LongTensor", "from_numpy"}
 
@@ -365,6 +352,22 @@ def _annotated_tensor(param: cst.Param) -> bool:
         head = name_of(annotation.value)
         return head is not None and head.split(".")[-1] in _JAXTYPING
     return False
+
+
+_NOT_TENSOR_METHODS = {"size", "dim", "numel", "item", "tolist", "numpy", "nelement", "stride",
+                       "data_ptr", "element_size", "is_contiguous", "__len__", "get_device"}
+
+
+def _params(function: cst.FunctionDef) -> dict[str, cst.Param]:
+    """The parameters of ``function`` by name (``*args``/``**kwargs`` excluded)."""
+    p = function.params
+    return {param.name.value: param for param in (*p.posonly_params, *p.params, *p.kwonly_params)}
+
+
+def _is_module_attr(expr: cst.BaseExpression) -> bool:
+    """``self.fc``, ``self.encoder.layer``: an attribute chain on ``self`` (a submodule when called)."""
+    dotted = name_of(expr)
+    return dotted is not None and dotted.startswith("self.")
 
 
 def _keeps_tensor(ctx, name: str, value: cst.BaseExpression) -> bool:
@@ -451,6 +454,8 @@ should follow the input's precision (the fix leaves the dtype as it was).
         self._ints: dict[int, set[str]] = {}
         # parameters rebound to something not computed from them (`x = torch.Tensor(x)`)
         self._lost: set[tuple[int, str]] = set()
+        # local names bound to a tensor computed from a parameter (`h = self.fc(x)`)
+        self._derived: dict[tuple[int, str], str] = {}
 
     def visit_Assign(self, node: cst.Assign, ctx) -> None:
         function = scope_of(ctx, node).function
@@ -467,8 +472,15 @@ should follow the input's precision (the fix leaves the dtype as it was).
                     ints.discard(name.value)
             if isinstance(target.target, cst.Name):
                 key = (id(function), target.target.value)
-                if not _keeps_tensor(ctx, target.target.value, node.value):
+                is_param = function is not None and target.target.value in _params(function)
+                if is_param and not _keeps_tensor(ctx, target.target.value, node.value):
                     self._lost.add(key)
+                if not is_param:
+                    derived = self._tensor_from(node.value, function, ctx) if function is not None else None
+                    if derived is not None:
+                        self._derived[key] = derived
+                    else:
+                        self._derived.pop(key, None)
                 made = self._factory(node.value, function, ctx)
                 if made is not None:
                     self._factories[key] = made
@@ -512,17 +524,15 @@ should follow the input's precision (the fix leaves the dtype as it was).
             return None
 
     def _param_tensor(self, expr: cst.BaseExpression, scope, ctx) -> Optional[str]:
-        """The parameter name when ``expr`` is computed from a parameter tensor of unknown device."""
+        """The parameter name when ``expr`` is a tensor computed from a parameter of unknown device."""
         function = scope.function
         if function is None:
             return None
-        root = _root_name(expr)
-        if root is None or root.value in ("self", "cls"):
+        param_name = self._tensor_from(expr, function, ctx)
+        if param_name is None:
             return None
-        params = {p.name.value: p for p in (*function.params.params, *function.params.kwonly_params,
-                                              *function.params.posonly_params)}
-        param = params.get(root.value)
-        if param is None or (id(function), root.value) in self._lost:
+        param = _params(function).get(param_name)
+        if param is None:
             return None
         fact = ctx.fact(expr)
         if fact.device is not None and not fact.device.startswith("same-as"):
@@ -531,8 +541,58 @@ should follow the input's precision (the fix leaves the dtype as it was).
             return None
         in_forward = scope.module_class and function.name.value == "forward"
         if fact.kind == TENSOR or _annotated_tensor(param) or in_forward:
-            return root.value
+            return param_name
         return None
+
+    def _tensor_from(self, expr: cst.BaseExpression, function, ctx) -> Optional[str]:
+        """The parameter that the tensor ``expr`` is computed from, following tensor ops only.
+
+        ``x``, ``x[0]``, ``x.float().t()``, ``h`` after ``h = self.fc(x)``, ``F.relu(h) * 2``;
+        not ``x.shape[0]`` or ``x.size(1)`` (Python ints).
+        """
+        fid = id(function)
+        while True:
+            if isinstance(expr, cst.Name):
+                if expr.value in ("self", "cls") or (fid, expr.value) in self._lost:
+                    return None
+                if expr.value in _params(function):
+                    return expr.value
+                return self._derived.get((fid, expr.value))
+            if isinstance(expr, cst.Subscript):
+                if isinstance(expr.value, cst.Attribute) and expr.value.attr.value == "shape":
+                    return None
+                expr = expr.value
+                continue
+            if isinstance(expr, cst.Attribute) and expr.attr.value in ("T", "mT", "H", "mH"):
+                expr = expr.value
+                continue
+            if isinstance(expr, cst.BinaryOperation):
+                return self._tensor_from(expr.left, function, ctx) or self._tensor_from(expr.right, function, ctx)
+            if not isinstance(expr, cst.Call):
+                return None
+            name = torch_name(ctx, expr.func)
+            call = method_call(expr)
+            if name is None and call is not None and not _is_module_attr(expr.func):
+                if call[1] in _NOT_TENSOR_METHODS or call[1] in _DEVICE_CHANGING:
+                    return None
+                expr = call[0]
+                continue
+            args = positional(expr)
+            if not args:
+                return None
+            if name is not None and (name in _FRESH or name.startswith("nn.init")):
+                return None
+            if name is not None or _is_module_attr(expr.func):
+                expr = args[0]
+                continue
+            return None
+
+    @staticmethod
+    def _dtype_hint(call: cst.Call, param: str, ctx) -> str:
+        """For a float factory without ``dtype=``: a hint to follow the input's dtype too."""
+        if keyword(call, "dtype") is not None or torch_name(ctx, call.func) not in _FLOAT_FACTORIES:
+            return ""
+        return f" (and `dtype={param}.dtype` if it should follow the input's precision)"
 
     def _check(self, node: cst.CSTNode, ctx) -> None:
         found = _operands(ctx, node)
@@ -566,7 +626,7 @@ should follow the input's precision (the fix leaves the dtype as it was).
                 f"`{short(ctx, call)}` is created on the CPU (no `device=`) and meets "
                 f"`{short(ctx, operand)}`, computed from the input `{param}`: `{what}` raises "
                 f"RuntimeError (Expected all tensors to be on the same device) when `{param}` "
-                f"is on the GPU; pass `device={param}.device`",
+                f"is on the GPU; pass `device={param}.device`{self._dtype_hint(call, param, ctx)}",
                 fix=Fix(call, fixed),
             )
             return

@@ -7,7 +7,9 @@ from jaxtyping import Float
 from torch import Tensor
 
 
-def scale_channels(x: Float[Tensor, "batch channels"], weight: Float[Tensor, "channels"]) -> Float[Tensor, "batch channels"]:
+def scale_channels(
+    x: Float[Tensor, "batch channels"], weight: Float[Tensor, "channels"]
+) -> Float[Tensor, "batch channels"]:
     """Multiply each channel by its weight (a wrong-length weight of size 1 broadcasts silently)."""
     return x * weight
 
