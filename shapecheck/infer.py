@@ -38,7 +38,8 @@ What a hook may call on ``ctx`` (a :class:`RuleContext`)
   level), else ``None``; ``ctx.loops``: all of them, outermost first; ``ctx.in_loop``.
 - ``ctx.statement``: the small statement (or compound statement header) being analysed.
 - ``ctx.parent``: the parent of the node whose hook is running; ``ctx.ancestors``: the nodes from
-  the statement down to that parent.
+  the statement (a small statement, or a compound statement for its header expressions: the
+  ``If`` for its test) down to that parent.
 - ``ctx.is_tensor(expr)``: ``ctx.fact(expr).kind == "tensor"``.
 - ``ctx.view_target(call)``: the sizes asked of ``x.view(...)``/``x.reshape(...)`` (``-1`` kept,
   unknown sizes ``None``), or ``None`` when unreadable; ``ctx.view_verdict(call)``:
@@ -72,8 +73,8 @@ from typing import Optional
 import libcst as cst
 
 from shapecheck.facts import (
-    CPU, CUDA, DEVICE, INT, SIZE, LEAF_REQUIRES_GRAD, MODULE, NO_GRAD, NON_LEAF, OPTIMIZER, STR,
-    TENSOR, TUPLE, UNKNOWN, Fact, fresh, join,
+    CPU, DEVICE, INT, SIZE, LEAF_REQUIRES_GRAD, MODULE, NO_GRAD, NON_LEAF, OPTIMIZER, STR,
+    TENSOR, UNKNOWN, Fact, fresh, join,
 )
 from shapecheck.infer_annotations import annotation_fact
 from shapecheck.infer_eval import (
@@ -338,7 +339,6 @@ class RuleContext(Evaluator):
             return
         self._stack.append(node)
         self._fire(node)
-        self._stack.pop()
         for part in parts:
             if part is None:
                 continue
@@ -347,6 +347,7 @@ class RuleContext(Evaluator):
                     self._walk(p)
             else:
                 self._walk(part)
+        self._stack.pop()
 
     # ------------------------------------------------------------------ driver
     def run(self) -> None:
@@ -375,7 +376,9 @@ class RuleContext(Evaluator):
                 sig = self._signature(stmt)
                 if sig is not None:
                     self.signatures[stmt.name.value] = sig
-        self._module_globals = {n for n, c in counts.items() if c == 1}
+        declared: set[str] = set()
+        _scan_statements(body, declared, set())
+        self._module_globals = {n for n, c in counts.items() if c == 1 and n not in declared}
 
     def _signature(self, fn: cst.FunctionDef):
         ret = annotation_fact(fn.returns.annotation if fn.returns else None, self.imports) \
@@ -403,32 +406,36 @@ class RuleContext(Evaluator):
                 self._stack.append(stmt)
                 self._fire(stmt)
                 self._stack.pop()
-            for small in stmt.body:
-                self.memo.clear()
-                self.statement = small
-                if not self._silent:
-                    self._walk(small)
-                try:
-                    self._bind_small(small)
-                except (RecursionError, ArithmeticError, LookupError, TypeError, ValueError,
-                        AttributeError) as exc:
-                    self.infer_errors.append(exc)
-                if isinstance(small, _TERMINAL):
-                    return _Exit.RETURN
-                if isinstance(small, _LOOP_EXIT):
-                    if self._loop_exits:
-                        self._loop_exits[-1].append(dict(self.env))
-                    return _Exit.LOOP
-            return _Exit.NORMAL
+            return self._smalls(stmt.body)
         handler = _STMT_HANDLERS.get(tp)
         if handler is not None:
             return handler(self, stmt)
         return _Exit.NORMAL
 
+    def _smalls(self, smalls) -> int:
+        """The small statements of one line (or of a one-line suite), in order."""
+        for small in smalls:
+            self.memo.clear()
+            self.statement = small
+            if not self._silent:
+                self._walk(small)
+            try:
+                self._bind_small(small)
+            except (RecursionError, ArithmeticError, LookupError, TypeError, ValueError,
+                    AttributeError) as exc:
+                self.infer_errors.append(exc)
+            if isinstance(small, _TERMINAL):
+                return _Exit.RETURN
+            if isinstance(small, _LOOP_EXIT):
+                if self._loop_exits:
+                    self._loop_exits[-1].append(dict(self.env))
+                return _Exit.LOOP
+        return _Exit.NORMAL
+
     def _body(self, suite) -> int:
         if isinstance(suite, cst.IndentedBlock):
             return self._block(suite.body)
-        return self._block(suite.body)
+        return self._smalls(suite.body)  # a one-line suite: `if c: x = 1`
 
     # ------------------------------------------------------------------ compound statements
     def _if(self, node: cst.If) -> int:
@@ -639,7 +646,8 @@ class RuleContext(Evaluator):
             if method_of is not None and node.name.value == "__init__":
                 table = self.class_attrs.setdefault(method_of.name.value, {})
                 for key, f in self.env.items():
-                    if key.startswith("self.") and key.count(".") == 1 and _exportable(f):
+                    if key.startswith("self.") and key.count(".") == 1 and _exportable(f) \
+                            and key not in self._rebound_attrs:
                         table[key] = _without_symbols(f)
         finally:
             (self.env, self.function, self.loops, self._grad, self._loop_exits,
@@ -659,7 +667,12 @@ class RuleContext(Evaluator):
         if inherited:
             self.class_attrs[name] = dict(inherited)
         saved = (self.env, self.class_def, self.in_module_class, self._class_env, self.loops, self._grad,
-                 self._globals_env)
+                 self._globals_env, self._rebound_attrs)
+        rebound: set[str] = set()
+        for stmt in node.body.body:
+            if isinstance(stmt, cst.FunctionDef) and stmt.name.value != "__init__":
+                _scan_statements(stmt.body.body, set(), rebound)
+        self._rebound_attrs = rebound
         if self.function is None and self.class_def is None:
             self._globals_env = self.env
         self.env = {}
@@ -672,12 +685,14 @@ class RuleContext(Evaluator):
             self._body(node.body)
         finally:
             (self.env, self.class_def, self.in_module_class, self._class_env, self.loops,
-             self._grad, self._globals_env) = saved
+             self._grad, self._globals_env, self._rebound_attrs) = saved
         self.env.pop(name, None)
         return _Exit.NORMAL
 
     _class_env: Optional[dict] = None
     _globals_env: dict = {}
+    #: ``self.x`` keys that a method other than ``__init__`` assigns: not exported from __init__
+    _rebound_attrs: set = frozenset()
 
     def _is_module_class(self, node: cst.ClassDef) -> Optional[bool]:
         if not node.bases:
@@ -968,8 +983,8 @@ def _count_bindings(stmt, counts: dict, top: bool) -> None:
     """Count the module-level bindings of each name (compound bodies count twice)."""
     weight = 1 if top else 2
     tp = type(stmt)
-    if tp is cst.SimpleStatementLine:
-        for small in stmt.body:
+    if tp is cst.SimpleStatementLine or isinstance(stmt, cst.BaseSmallStatement):
+        for small in stmt.body if tp is cst.SimpleStatementLine else (stmt,):
             targets = []
             if isinstance(small, cst.Assign):
                 targets = [t.target for t in small.targets]
@@ -990,6 +1005,31 @@ def _count_bindings(stmt, counts: dict, top: bool) -> None:
     for block in _sub_blocks(stmt):
         for s in block:
             _count_bindings(s, counts, top=False)
+
+
+def _scan_statements(stmts, declared_global: set, self_attrs: set) -> None:
+    """Statements only (no expression walk): names declared ``global`` anywhere, and the
+    ``self.x`` attributes assigned (as ``self.x = ...``, also inside nested blocks)."""
+    for stmt in stmts:
+        if isinstance(stmt, (cst.SimpleStatementLine, cst.BaseSmallStatement)):
+            for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else (stmt,):
+                if isinstance(small, cst.Global):
+                    declared_global.update(n.name.value for n in small.names)
+                elif isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+                    targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) \
+                        else [small.target]
+                    for t in targets:
+                        parts = [e.value for e in t.elements] if isinstance(t, (cst.Tuple, cst.List)) else [t]
+                        for el in parts:
+                            name = dotted_name(el) if isinstance(el, cst.Attribute) else None
+                            if name is not None and name.startswith("self.") and name.count(".") == 1:
+                                self_attrs.add(name)
+            continue
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            _scan_statements(stmt.body.body, declared_global, self_attrs)
+            continue
+        for block in _sub_blocks(stmt):
+            _scan_statements(block, declared_global, self_attrs)
 
 
 def _sub_blocks(stmt) -> list:

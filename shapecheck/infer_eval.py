@@ -18,8 +18,6 @@ from shapecheck.facts import (
 )
 from shapecheck.shapes import Dim, Shape
 
-Dispatch = dict
-
 REDUCTIONS = {
     "sum", "mean", "prod", "std", "var", "norm", "logsumexp", "amax", "amin", "max", "min",
     "median", "nansum", "nanmean", "any", "all", "argmax", "argmin", "count_nonzero", "nanmedian",
@@ -214,9 +212,9 @@ class Evaluator:
         if f.kind in (INT, FLOAT) and f.value is not None and isinstance(expr.operator, cst.Minus):
             v = -f.value
             return f.with_(value=v, dim=v if f.kind == INT else None)
-        if f.kind == TENSOR:
+        if f.kind == TENSOR or (f.kind is None and f.shape is not None):
             return f.with_(reduction=None)
-        return UNKNOWN if f.kind != TENSOR else f
+        return UNKNOWN
 
     def _ifexp(self, expr: cst.IfExp) -> Fact:
         a, b = self.fact(expr.body), self.fact(expr.orelse)
@@ -390,12 +388,10 @@ class Evaluator:
             return Fact(kind=BOOL)
         left, right = self.fact(expr.left), self.fact(comp.comparator)
         if left.kind != TENSOR and right.kind != TENSOR:
-            if left.kind in (INT, FLOAT, STR, BOOL) or right.kind in (INT, FLOAT, STR, BOOL):
-                if left.kind != TENSOR and right.kind != TENSOR and (left.kind is not None and right.kind is not None):
-                    return Fact(kind=BOOL)
+            if left.kind in (INT, FLOAT, STR, BOOL) and right.kind in (INT, FLOAT, STR, BOOL):
+                return Fact(kind=BOOL)
             return UNKNOWN
-        out = self._elementwise([left, right], op_name="eq")
-        return out
+        return self._elementwise([left, right], op_name="eq")
 
     def _elementwise(self, operands: Sequence[Fact], op_name: Optional[str], div: bool = False,
                      keep_kind: bool = True) -> Fact:
@@ -943,7 +939,7 @@ class Evaluator:
             for i in range(rank):
                 col = [s.dims[i] for s in shapes]
                 if i == a:
-                    dims.append(O.product([1]) if False else _sum_dims(col))
+                    dims.append(_sum_dims(col))
                 else:
                     dims.append(col[0] if all(c == col[0] for c in col) else None)
         fields.pop("kind")
@@ -1291,28 +1287,26 @@ class Evaluator:
                          is_scalar_cpu=x.is_scalar_cpu)
 
     def _to_result(self, out: Fact, x: Fact, args: CallArgs) -> Fact:
+        """``x.to(...)``/``x.type(...)``: a device, a dtype, both, or another tensor's."""
         dev = self._to_device(args)
-        dtype = None
+        dtype = x.dtype_kind
         if "dtype" in args.kw:
             dtype = self._dtype_value(args.kw["dtype"])
         for a in args.pos[:2]:
             d = self._dtype_value(a)
             if d is not None:
                 dtype = d
-            else:
-                f = self.fact(a)
-                if f.kind == TENSOR and f.dtype_kind is not None and dev is not False:
-                    dtype = f.dtype_kind
-        changes: dict = {"grad": self._grad_of([x], True) if x.kind == TENSOR else None}
+                continue
+            f = self.fact(a)
+            if f.kind == TENSOR:
+                dtype = f.dtype_kind
+            elif f.kind not in (DEVICE, STR):
+                dtype = None  # a name that may hold a dtype
+        changes: dict = {"grad": self._grad_of([x], True) if x.kind == TENSOR else None,
+                         "dtype_kind": dtype}
         if dev is not False:
             changes["device"] = dev
             changes["is_scalar_cpu"] = dev == CPU and x.rank == 0
-        if dtype is not None:
-            changes["dtype_kind"] = dtype
-        elif args.pos and dev is not False and self.fact(args.pos[0]).kind != TENSOR and len(args.pos) == 1:
-            pass
-        elif args.pos and dev is False:
-            changes["dtype_kind"] = None
         return out.with_(**changes)
 
     def m_binary(self, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
@@ -1338,6 +1332,8 @@ class Evaluator:
                 keep_expr = args.get(2, "keepdim")
                 if len(args.pos) == 2:
                     keep_expr = args.kw.get("keepdim")
+        if keep_expr is None:
+            keep_expr = args.kw.get("keepdims")  # the numpy spelling, which torch accepts too
         keepdim: Optional[bool] = False
         if keep_expr is not None:
             v = self.fact(keep_expr).value

@@ -288,19 +288,24 @@ def _run_jobs(linter: _Linter, jobs: list[FileJob], mode: str, workers: int) -> 
         return [linter.lint(job, mode) for job in jobs]
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     # big files first, so that no worker is left with one long file at the end
     order = sorted(range(len(jobs)), key=lambda i: -len(jobs[i].data or b""))
     results: list[Optional[FileResult]] = [None] * len(jobs)
-    with ProcessPoolExecutor(
-        max_workers=min(workers, len(jobs)),
-        mp_context=multiprocessing.get_context(method),
-        initializer=_init_worker,
-        initargs=([r.code for r in linter.rule_classes], mode),
-    ) as pool:
-        for index, result in zip(order, pool.map(_work, [jobs[i] for i in order], chunksize=1)):
-            results[index] = result
+    try:
+        with ProcessPoolExecutor(
+            max_workers=min(workers, len(jobs)),
+            mp_context=multiprocessing.get_context(method),
+            initializer=_init_worker,
+            initargs=([r.code for r in linter.rule_classes], mode),
+        ) as pool:
+            for index, result in zip(order, pool.map(_work, [jobs[i] for i in order], chunksize=1)):
+                results[index] = result
+    except (OSError, BrokenProcessPool):
+        # no process pool here (a sandbox without semaphores, a worker killed): lint in-process
+        return [linter.lint(job, mode) for job in jobs]
     return [r for r in results if r is not None]
 
 

@@ -444,3 +444,71 @@ def test_inference_never_raises_on_odd_code():
     reveal(q)
     """
     reveal(code)
+
+
+def test_one_line_suites_are_analysed():
+    code = """
+    import torch
+    x = torch.zeros(2, 3)
+    if cond: x = torch.zeros(5)
+    reveal(x)
+    for i in range(2): reveal(x)
+    """
+    first, second = [f for f, _ in reveal(code)]
+    assert first.shape is None and first.kind == "tensor"
+    assert second.kind == "tensor"
+
+
+def test_globals_rebound_elsewhere_are_not_trusted():
+    code = """
+    import torch
+    x = torch.zeros(3, 4)
+    y = torch.zeros(3, 4)
+
+    def g():
+        global y
+        y = y.t()
+
+    def f():
+        reveal(x)
+        reveal(y)
+    """
+    x, y = [f for f, _ in reveal(code)]
+    assert format_shape(x.shape) == "(3, 4)" and y.shape is None
+
+
+def test_attributes_rebound_outside_init_are_not_exported():
+    code = """
+    import torch.nn as nn
+
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 4)
+            self.g = nn.Linear(3, 4)
+
+        def prune(self):
+            self.fc = nn.Linear(2, 4)
+
+        def forward(self, x):
+            reveal(self.fc)
+            reveal(self.g)
+    """
+    fc, g = [f for f, _ in reveal(code)]
+    assert fc.kind is None and g.features == (3, 4)
+
+
+def test_parent_and_statement_context():
+    class Parents:
+        code = "PARENTS"
+
+        def __init__(self):
+            self.seen = []
+
+        def visit_Name(self, node, ctx):
+            if node.value == "flag":
+                self.seen.append((type(ctx.parent).__name__, type(ctx.statement).__name__))
+
+    rule = Parents()
+    analyze(cst.parse_module("if flag:\n    y = flag + 1\n"), [rule])
+    assert rule.seen == [("If", "If"), ("BinaryOperation", "Assign")]

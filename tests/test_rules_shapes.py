@@ -56,6 +56,8 @@ def message(code: str, rule: str) -> str:
         ("torch.stack([x, x.sum(0)])", True),
         ("x - x.mean(dim=(0, 1))", False),
         ("x - x.mean(dim=(1,))", True),
+        ("x - x.mean(axis=1, keepdims=True)", False),
+        ("x - x.mean(axis=1)", True),
     ],
 )
 def test_sc201_precision(expr, flagged):

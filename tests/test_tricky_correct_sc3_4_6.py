@@ -150,6 +150,21 @@ for _ in range(3):
     optimizer.step()
     w.grad = None
 """,
+    "grads_cleared_through_data_and_del": """
+import torch
+def fit(model, batches, loss_fn, optimizer):
+    for x, y in batches:
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+        for p in model.parameters():
+            if p.grad is not None:
+                p.grad.data.zero_()
+    for x, y in batches:
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+        for p in model.parameters():
+            del p.grad
+""",
     "scheduler_step_is_not_optimizer": """
 import torch
 def run(model, batches, loss_fn, optimizer, scheduler):
@@ -366,6 +381,15 @@ import torch.nn as nn
 layer = nn.Linear(3, 3)
 rows = layer.weight.data.shape[0]
 layer.weight.data = layer.weight.data.t().contiguous()
+""",
+    "float_parameter_times_a_tensor_meets_a_factory": """
+import torch
+def sgd_step(lr: float = 0.1):
+    w = torch.randn(3, requires_grad=True)
+    (w * w).sum().backward()
+    with torch.no_grad():
+        w.sub_(lr * w.grad)
+    return w
 """,
 }
 

@@ -90,11 +90,15 @@ v = w + 1                     # or a new, non-leaf tensor that autograd tracks
         if grad_enabled(ctx, node) is not True:
             return
         name = short(ctx, target)
+        error = (
+            "functions with out=... arguments don't support automatic differentiation"
+            if how == "`out=`"
+            else "a leaf Variable that requires grad is being used in an in-place operation"
+        )
         ctx.report(
             node,
             f"{how} changes `{name}` in place, but `{name}` is a leaf tensor that requires grad: "
-            f"autograd raises RuntimeError (a leaf Variable that requires grad is being used in "
-            f"an in-place operation); {_LEAF_FIX_HINT}",
+            f"torch raises RuntimeError ({error}); {_LEAF_FIX_HINT}",
         )
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
@@ -131,6 +135,16 @@ def _backward_root(ctx, node: cst.Call) -> Optional[cst.BaseExpression]:
     return None
 
 
+def _calls_backward(scope: cst.CSTNode) -> bool:
+    """True when ``scope`` (a function or the module, nested functions aside) mentions
+    ``backward`` or ``grad`` as an attribute: only then can SC302 find anything to report."""
+    body = scope.body if isinstance(scope, cst.FunctionDef) else scope
+    for node in walk(body):
+        if isinstance(node, cst.Attribute) and node.attr.value in ("backward", "grad"):
+            return True
+    return False
+
+
 class _GraphRule(Rule):
     """Shared bookkeeping: one :class:`FunctionGraph` per function of the file."""
 
@@ -141,23 +155,27 @@ class _GraphRule(Rule):
         self._graphs: dict[int, FunctionGraph] = {}
 
     def graph(self, ctx, node: cst.CSTNode) -> FunctionGraph:
-        function = scope_of(ctx, node).function
+        """The graph state of the function that contains ``node`` (the node being visited)."""
+        function = getattr(ctx, "function", None)
         key = id(function) if function is not None else 0
         graph = self._graphs.get(key)
         if graph is None:
             graph = self._graphs[key] = FunctionGraph()
+            if self.track_saves:
+                graph.has_backward = _calls_backward(function if function is not None else ctx.module)
         return graph
 
     def assigned(self, node: cst.CSTNode, targets: list[cst.BaseExpression],
                  value: cst.BaseExpression, ctx) -> None:
         """Bind ``targets`` to ``value``: records the saves made by ``value`` and its deps."""
         graph = self.graph(ctx, node)
-        single = name_of(targets[0]) if len(targets) == 1 else None
-        recording = self.track_saves and grad_enabled(ctx, node) is True
-        deps = graph.deps_of(value)
-        result = (single, graph.versions.get(single, 0) + 1) if single is not None else None
-        if recording:
-            deps |= records_in(ctx, graph, value, result)
+        deps: set[int] = set()
+        if self.track_saves and graph.has_backward:
+            single = name_of(targets[0]) if len(targets) == 1 else None
+            deps = graph.deps_of(value)
+            result = (single, graph.versions.get(single, 0) + 1) if single is not None else None
+            if grad_enabled(ctx, node) is True:
+                deps |= records_in(ctx, graph, value, result)
         for target in targets:
             for element in _flat_targets(target):
                 dotted = name_of(element)
@@ -849,10 +867,13 @@ def _zeroes_grads(ctx, node: cst.CSTNode) -> bool:
         if dotted is not None and "zero_grad" in dotted.split(".")[-1]:
             return True
         call = method_call(node)
-        if call is not None and call[1] in ("zero_", "detach_", "fill_") and isinstance(call[0], cst.Attribute) and call[0].attr.value == "grad":
-            return True
-    if isinstance(node, cst.Assign):
-        return any(isinstance(t.target, cst.Attribute) and t.target.attr.value == "grad" for t in node.targets)
+        if call is not None and call[1] in ("zero_", "detach_", "fill_", "mul_"):
+            receiver = name_of(call[0]) or ""
+            if "grad" in receiver.split(".")[1:]:
+                return True  # p.grad.zero_(), p.grad.data.zero_()
+    if isinstance(node, (cst.Assign, cst.Del)):
+        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+        return any(isinstance(t, cst.Attribute) and t.attr.value == "grad" for t in targets)
     return False
 
 

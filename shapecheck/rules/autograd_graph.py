@@ -36,6 +36,8 @@ class FunctionGraph:
     deps: dict[Binding, set[int]] = field(default_factory=dict)
     records: list[SaveRecord] = field(default_factory=list)
     assigned_from: dict[Binding, cst.BaseExpression] = field(default_factory=dict)
+    #: whether the function calls ``backward()``/``autograd.grad`` at all (else saves are moot)
+    has_backward: bool = True
 
     def binding(self, name: str) -> Binding:
         """The current binding of ``name``."""

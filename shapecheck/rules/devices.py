@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator, Optional
+from typing import Optional
 
 import libcst as cst
 
@@ -456,8 +456,28 @@ should follow the input's precision (the fix leaves the dtype as it was).
         self._lost: set[tuple[int, str]] = set()
         # local names bound to a tensor computed from a parameter (`h = self.fc(x)`)
         self._derived: dict[tuple[int, str], str] = {}
+        self._eligible: dict[int, bool] = {}
+
+    def _in_scope(self, ctx) -> bool:
+        """True inside a function that has a tensor parameter: ``forward`` of an ``nn.Module``
+        (unannotated parameters count), or any function with a tensor-annotated parameter."""
+        function = getattr(ctx, "function", None)
+        if function is None:
+            return False
+        key = id(function)
+        eligible = self._eligible.get(key)
+        if eligible is None:
+            in_forward = getattr(ctx, "in_module_class", None) is True and function.name.value == "forward"
+            eligible = any(
+                _annotated_tensor(p) or (in_forward and p.annotation is None and p.name.value != "self")
+                for p in _params(function).values()
+            )
+            self._eligible[key] = eligible
+        return eligible
 
     def visit_Assign(self, node: cst.Assign, ctx) -> None:
+        if not self._in_scope(ctx):
+            return
         function = scope_of(ctx, node).function
         ints = self._ints.setdefault(id(function), set())
         for target in node.targets:
@@ -476,7 +496,11 @@ should follow the input's precision (the fix leaves the dtype as it was).
                 if is_param and not _keeps_tensor(ctx, target.target.value, node.value):
                     self._lost.add(key)
                 if not is_param:
-                    derived = self._tensor_from(node.value, function, ctx) if function is not None else None
+                    derived = None
+                    if function is not None:
+                        scope = scope_of(ctx, node)
+                        in_forward = scope.module_class and function.name.value == "forward"
+                        derived = self._tensor_from(node.value, function, ctx, in_forward)
                     if derived is not None:
                         self._derived[key] = derived
                     else:
@@ -524,28 +548,26 @@ should follow the input's precision (the fix leaves the dtype as it was).
             return None
 
     def _param_tensor(self, expr: cst.BaseExpression, scope, ctx) -> Optional[str]:
-        """The parameter name when ``expr`` is a tensor computed from a parameter of unknown device."""
+        """The parameter name when ``expr`` is a tensor computed from a tensor parameter."""
         function = scope.function
         if function is None:
             return None
-        param_name = self._tensor_from(expr, function, ctx)
+        in_forward = scope.module_class and function.name.value == "forward"
+        param_name = self._tensor_from(expr, function, ctx, in_forward)
         if param_name is None:
-            return None
-        param = _params(function).get(param_name)
-        if param is None:
             return None
         fact = ctx.fact(expr)
         if fact.device is not None and not fact.device.startswith("same-as"):
             return None
         if fact.kind not in (None, TENSOR):
             return None
-        in_forward = scope.module_class and function.name.value == "forward"
-        if fact.kind == TENSOR or _annotated_tensor(param) or in_forward:
-            return param_name
-        return None
+        return param_name
 
-    def _tensor_from(self, expr: cst.BaseExpression, function, ctx) -> Optional[str]:
-        """The parameter that the tensor ``expr`` is computed from, following tensor ops only.
+    def _tensor_from(self, expr: cst.BaseExpression, function, ctx, in_forward: bool) -> Optional[str]:
+        """The tensor parameter that ``expr`` is computed from, following tensor ops only.
+
+        A parameter counts when annotated as a tensor, or, in ``nn.Module.forward``, when it
+        has no annotation.
 
         ``x``, ``x[0]``, ``x.float().t()``, ``h`` after ``h = self.fc(x)``, ``F.relu(h) * 2``;
         not ``x.shape[0]`` or ``x.size(1)`` (Python ints).
@@ -555,8 +577,10 @@ should follow the input's precision (the fix leaves the dtype as it was).
             if isinstance(expr, cst.Name):
                 if expr.value in ("self", "cls") or (fid, expr.value) in self._lost:
                     return None
-                if expr.value in _params(function):
-                    return expr.value
+                param = _params(function).get(expr.value)
+                if param is not None:
+                    tensor = _annotated_tensor(param) or (in_forward and param.annotation is None)
+                    return expr.value if tensor else None
                 return self._derived.get((fid, expr.value))
             if isinstance(expr, cst.Subscript):
                 if isinstance(expr.value, cst.Attribute) and expr.value.attr.value == "shape":
@@ -567,7 +591,8 @@ should follow the input's precision (the fix leaves the dtype as it was).
                 expr = expr.value
                 continue
             if isinstance(expr, cst.BinaryOperation):
-                return self._tensor_from(expr.left, function, ctx) or self._tensor_from(expr.right, function, ctx)
+                return (self._tensor_from(expr.left, function, ctx, in_forward)
+                        or self._tensor_from(expr.right, function, ctx, in_forward))
             if not isinstance(expr, cst.Call):
                 return None
             name = torch_name(ctx, expr.func)
@@ -595,6 +620,8 @@ should follow the input's precision (the fix leaves the dtype as it was).
         return f" (and `dtype={param}.dtype` if it should follow the input's precision)"
 
     def _check(self, node: cst.CSTNode, ctx) -> None:
+        if not self._in_scope(ctx):
+            return
         found = _operands(ctx, node)
         if found is None:
             return

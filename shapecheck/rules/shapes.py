@@ -8,7 +8,7 @@ import libcst as cst
 
 from shapecheck.broadcast import broadcast_shapes
 from shapecheck.errors import BroadcastError
-from shapecheck.facts import MODULE, TENSOR, TUPLE, Fact
+from shapecheck.facts import MODULE, TENSOR, TUPLE
 from shapecheck.infer_annotations import annotation_fact
 from shapecheck.infer_eval import dotted_name
 from shapecheck.rules.base import Rule, register
