@@ -2,9 +2,11 @@
 
 Runs every rule of those families (opt-in SC603 included) with :func:`shapecheck.infer.analyze`
 over the installed torch's ``torch/nn``, ``torch/distributions`` and ``torch/optim``, and over
-the transformers modeling files in ``audit/_corpus/transformers``. Prints the count per rule per
-corpus and writes every diagnostic (file, line, code, message, source line) as JSON lines, for
-review.
+the transformers modeling files in ``audit/_corpus/transformers``, and (corpus
+``transformers-other``) the other modules of the transformers wheel in ``audit/_corpus/dl``
+(trainer, generation, pipelines...: training loops and ``.item()`` calls the modeling files
+lack). Prints the count per rule per corpus and writes every diagnostic (file, line, code,
+message, source line) as JSON lines, for review.
 
     python audit/audit_sc3_4_6.py [--out /tmp/audit_sc3_4_6.jsonl] [--limit N]
 """
@@ -16,6 +18,7 @@ import json
 import os
 import sys
 import time
+import zipfile
 from collections import Counter
 from pathlib import Path
 
@@ -41,11 +44,34 @@ def corpora() -> dict[str, list[Path]]:
     except ImportError:
         print("torch is not installed: skipping the torch corpora", file=sys.stderr)
     found["transformers"] = sorted((REPO / "audit" / "_corpus" / "transformers").glob("*.py"))
+    wheels = sorted((REPO / "audit" / "_corpus" / "dl").glob("transformers-*.whl"))
+    if wheels:
+        with zipfile.ZipFile(wheels[-1]) as wheel:
+            found["transformers-other"] = [
+                _WheelFile(wheel.filename, name) for name in sorted(wheel.namelist())
+                if name.endswith(".py") and "/models/" not in name
+            ]
     return found
 
 
-def audit_file(path: Path, rules) -> tuple[list[dict], list[str]]:
-    """The diagnostics of ``rules`` on one file, and the crashes."""
+class _WheelFile:
+    """A module inside the wheel, read without unpacking it."""
+
+    def __init__(self, wheel: str, name: str) -> None:
+        self.wheel = wheel
+        self.name = name
+
+    def read_text(self, encoding: str = "utf-8") -> str:
+        """The module's source."""
+        with zipfile.ZipFile(self.wheel) as archive:
+            return archive.read(self.name).decode(encoding)
+
+    def __str__(self) -> str:
+        return f"{Path(self.wheel).name}!{self.name}"
+
+
+def audit_file(path, rules) -> tuple[list[dict], list[str]]:
+    """The diagnostics of ``rules`` on one file (a Path or a wheel member), and the crashes."""
     text = path.read_text(encoding="utf-8")
     try:
         module = cst.parse_module(text)

@@ -468,6 +468,7 @@ class RuleContext(Evaluator):
         self.loops.append(node)
 
         def one_pass(start: dict) -> dict:
+            """Analyse the loop body once from ``start``; the facts at its end and exits."""
             self.env = dict(start)
             self.memo.clear()
             if target is not None:

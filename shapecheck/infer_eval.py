@@ -425,15 +425,19 @@ class Evaluator:
         if exact is not None:
             fields.update(O.layout_fields(shape, exact))
             if fields["layout"] != CONTIGUOUS and layout_src is not None:
-                fields.update(perm=layout_src.perm, moved_by=layout_src.moved_by)
+                fields.update(perm=O.compact_perm(layout_src.perm), moved_by=layout_src.moved_by)
         elif layout_src is not None:
             if layout_src.strides is not None and shape is not None and shape.is_fully_known:
                 from shapecheck.infer_layout import dense_like
                 fields.update(O.layout_fields(shape, dense_like(shape.dims, layout_src.strides)))
                 if fields["layout"] != CONTIGUOUS:
-                    fields.update(perm=layout_src.perm, moved_by=layout_src.moved_by)
-            elif layout_src.perm is not None and -1 in layout_src.perm:
-                fields.update(layout=None, perm=None, moved_by=None)
+                    fields.update(perm=O.compact_perm(layout_src.perm), moved_by=layout_src.moved_by)
+            elif layout_src.perm is not None:
+                perm = O.compact_perm(layout_src.perm)
+                if perm is None:
+                    fields.update(layout=None, perm=None, moved_by=None)
+                else:
+                    fields.update(layout=layout_src.layout, perm=perm, moved_by=layout_src.moved_by)
             else:
                 fields.update(layout=layout_src.layout, perm=layout_src.perm, moved_by=layout_src.moved_by)
                 if layout_src.layout == CONTIGUOUS and shape is not None and shape.is_fully_known:
@@ -1038,6 +1042,7 @@ class Evaluator:
 
     # -- individual tensor methods; each returns a Fact or None (unknown)
     def m_view(self, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
+        """view/reshape: the new shape, and the layout the stride rule gives."""
         if args.starred:
             return None
         if name == "view" and len(args.pos) == 1 and self._dtype_value(args.pos[0]) is not None:
@@ -1108,6 +1113,7 @@ class Evaluator:
         return dims
 
     def m_flatten(self, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
+        """flatten(start, end): a reshape that merges a run of dims."""
         s = args.get(0, "start_dim")
         e = args.get(1, "end_dim")
         sv = self.fact(s).value if s is not None else 0
@@ -1125,6 +1131,7 @@ class Evaluator:
         return out.with_(grad=self._grad_of([x], True))
 
     def m_transpose(self, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
+        """transpose/swapaxes/permute/t/movedim: dims reordered, strides moved with them."""
         rank = x.rank
         if name == "t":
             if rank is not None and rank < 2:
@@ -1183,6 +1190,7 @@ class Evaluator:
         return vals
 
     def m_unsqueeze(self, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
+        """unsqueeze(dim): a new size-1 dim."""
         d = args.get(0, "dim")
         v = self.fact(d).value if d is not None else None
         if not isinstance(v, int):
@@ -1190,6 +1198,7 @@ class Evaluator:
         return O.unsqueeze_fact(x, v)
 
     def m_squeeze(self, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
+        """squeeze(dim) / squeeze(): size-1 dims removed when they are known to be 1."""
         rank = x.rank
         d = args.get(0, "dim")
         if rank is None:
@@ -1214,6 +1223,7 @@ class Evaluator:
         return O.drop_axes(x, axes)
 
     def m_expand(self, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
+        """expand/expand_as: broadcast dims with stride 0."""
         if name == "expand_as":
             other = self.fact(args.pos[0]) if args.pos else UNKNOWN
             if other.shape is None or other.shape.rank is None:
@@ -1225,6 +1235,7 @@ class Evaluator:
         return O.expand_fact(x, target, ".expand(" + ", ".join("?" if t is None else str(t) for t in target) + ")")
 
     def m_repeat(self, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
+        """repeat: a new contiguous tensor with multiplied sizes."""
         target = self._target_dims(args.pos, None)
         if target is None or x.rank is None or len(target) < x.rank:
             return O.plain_tensor(None, device=x.device, grad=self._grad_of([x], True), dtype_kind=x.dtype_kind)
@@ -1236,6 +1247,7 @@ class Evaluator:
                               dtype_kind=x.dtype_kind)
 
     def m_contiguous(self, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
+        """contiguous(): the same tensor laid out row-major."""
         sizes = O.known_sizes(x.shape)
         from shapecheck.infer_layout import contiguous_strides
         return x.with_(layout=CONTIGUOUS, strides=contiguous_strides(sizes) if sizes is not None else None,
@@ -1244,15 +1256,26 @@ class Evaluator:
     def m_keep(self, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
         """Ops that keep shape and layout: clone, elementwise unary ops, casts, device moves."""
         out = x.with_(reduction=None, kind=x.kind)
-        if x.perm is not None and -1 in x.perm and name not in ("detach", "detach_", "cuda", "cpu", "to",
-                                                               "requires_grad_", "type_as", "type"):
-            # the result is a new dense tensor: an expanded (stride 0) dim gets a real stride
-            out = out.with_(perm=None, moved_by=None, layout=None)
-        if x.strides is not None and x.shape is not None and x.shape.is_fully_known:
+        known = x.strides is not None and x.shape is not None and x.shape.is_fully_known
+        if name in _SAME_STORAGE or name.endswith("_"):
+            pass  # the same tensor (or a view of it): the layout does not change
+        elif name in _MAYBE_COPY:
+            # a no-op when dtype and device already match, else a dense copy in the same dim
+            # order: the two agree only when the input is dense
+            from shapecheck.infer_layout import is_dense
+            if known and not is_dense(x.shape.dims, x.strides):
+                out = out.with_(layout=None, strides=None, perm=None, moved_by=None)
+            elif not known and x.perm is not None and O.compact_perm(x.perm) != tuple(x.perm):
+                out = out.with_(layout=None, perm=None, moved_by=None)
+        elif known:
             from shapecheck.infer_layout import dense_like
             out = out.with_(**O.layout_fields(x.shape, dense_like(x.shape.dims, x.strides)))
             if out.layout != CONTIGUOUS:
-                out = out.with_(perm=x.perm, moved_by=x.moved_by)
+                out = out.with_(perm=O.compact_perm(x.perm), moved_by=x.moved_by)
+        elif x.perm is not None:
+            perm = O.compact_perm(x.perm)
+            out = out.with_(perm=perm, moved_by=x.moved_by if perm is not None else None,
+                            layout=x.layout if perm is not None else None)
         if name in ("detach",):
             return out.with_(grad=NO_GRAD)
         if name == "detach_":
@@ -1310,6 +1333,7 @@ class Evaluator:
         return out.with_(**changes)
 
     def m_binary(self, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
+        """Elementwise methods with another operand (add, mul, eq, maximum...)."""
         other_expr = args.get(0, "other")
         if other_expr is None:
             return None
@@ -1320,6 +1344,7 @@ class Evaluator:
         return out
 
     def m_reduce(self, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
+        """Reductions: shape with or without keepdim, the (values, indices) pair, provenance."""
         if name in _DIM_NOT_FIRST:
             dim_expr = args.get(1, "dim")
             keep_expr = args.get(2, "keepdim")
@@ -1387,6 +1412,7 @@ class Evaluator:
         return out
 
     def m_pair(self, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
+        """sort/topk/kthvalue/mode...: always a (values, indices) pair."""
         values = Fact(kind=TENSOR if x.kind == TENSOR else None, device=x.device, dtype_kind=x.dtype_kind,
                       grad=self._grad_of([x], True) if x.kind == TENSOR else None)
         indices = values.with_(dtype_kind="int", grad=NO_GRAD if x.kind == TENSOR else None)
@@ -1396,12 +1422,14 @@ class Evaluator:
         return Fact(kind=TUPLE, elems=(values, indices))
 
     def m_matmul(self, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
+        """matmul/mm/bmm/mv/dot as methods."""
         other = args.get(0, "other") or args.get(0, "mat2") or args.get(0, "vec")
         if other is None:
             return None
         return self._matmul(x, self.fact(other))
 
     def m_new_factory(self, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
+        """new_zeros/new_ones/new_empty/new_full/new_tensor: device and dtype of the receiver."""
         if name == "new_tensor":
             shape, dtype = self._literal_shape(args.pos[0]) if args.pos else (None, None)
         elif name == "new_full":
@@ -1422,6 +1450,7 @@ class Evaluator:
                               is_scalar_cpu=shape is not None and shape.rank == 0 and device == CPU)
 
     def m_size(self, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
+        """size(): a torch.Size; size(d): an int (its value when known)."""
         d = args.get(0, "dim")
         if d is None:
             return Fact(kind=SIZE, shape=x.shape)
@@ -1435,6 +1464,7 @@ class Evaluator:
         return Fact(kind=INT, dim=dim, value=dim if isinstance(dim, int) else None)
 
     def m_scalar(self, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
+        """dim()/numel()/item(): Python numbers."""
         if name in ("dim", "ndimension"):
             r = x.rank
             return Fact(kind=INT, value=r, dim=r)
@@ -1450,6 +1480,7 @@ class Evaluator:
         return UNKNOWN
 
     def m_narrow(self, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
+        """narrow(dim, start, length): a slice of one dim."""
         d, s, n = args.get(0, "dim"), args.get(1, "start"), args.get(2, "length")
         dv = self.fact(d).value if d is not None else None
         sv = self.fact(s).value if s is not None else None
@@ -1469,6 +1500,7 @@ class Evaluator:
         return out if out is not None else self._lost(x)
 
     def m_masked(self, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
+        """masked ops that keep shape and layout."""
         return self.m_keep(x, name, args)
 
 
@@ -1477,6 +1509,7 @@ def _name_reduction(out: Fact, recv_expr, call: cst.Call) -> Fact:
     name = dotted_name(recv_expr) if recv_expr is not None else None
 
     def fill(f: Fact) -> Fact:
+        """One fact with the reduction's name and node filled in."""
         r = f.reduction
         if r is None:
             return f
@@ -1584,6 +1617,11 @@ def _substitute(ret: Shape, binding: dict) -> Optional[Shape]:
         return Shape(tuple(dims[: ret.rest_at]) + tuple(binding[key]) + tuple(dims[ret.rest_at:]))
     return Shape(tuple(dims), ret.rest_at, None)
 
+
+#: ops that return the same storage (layout unchanged)
+_SAME_STORAGE = {"detach", "detach_", "requires_grad_"}
+#: ops that return the input itself when nothing changes, else a copy
+_MAYBE_COPY = set(O.CAST_METHODS) | {"to", "type", "type_as", "cuda", "cpu", "pin_memory"}
 
 _SHAPE_KEEPING_MODULES = {
     "ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Dropout", "LayerNorm", "Identity", "LeakyReLU",

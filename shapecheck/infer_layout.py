@@ -72,6 +72,7 @@ def iterator_strides(sizes: Sequence[int], operands: Sequence[Sequence[int]]) ->
     perm = list(range(n - 1, -1, -1))
 
     def should_swap(d0: int, d1: int) -> int:
+        """TensorIterator's comparison of two dims: 1 swap, -1 keep, 0 undecided."""
         for st in operands:
             s0, s1 = st[d0], st[d1]
             if s0 == 0 or s1 == 0:

@@ -135,6 +135,15 @@ def moved(f: Fact, new_shape: Optional[Shape], order: Optional[Sequence[int]], t
     return f.with_(**changes)
 
 
+def compact_perm(perm: Optional[Sequence[int]]) -> Optional[tuple[int, ...]]:
+    """The perm of a dense copy laid out in the same dim order (``clone``, elementwise results):
+    positions renumbered without gaps; ``None`` when an expanded dim makes the order unknown."""
+    if perm is None or L.BROADCAST in perm:
+        return None
+    order = {p: i for i, p in enumerate(sorted(p for p in perm if p >= 0))}
+    return tuple(p if p < 0 else order[p] for p in perm)
+
+
 def permute_shape(shape: Optional[Shape], order: Sequence[int]) -> Optional[Shape]:
     """``shape`` with its dims reordered by ``order`` (same rank required)."""
     if shape is None or shape.rank is None or len(order) != shape.rank:

@@ -165,6 +165,14 @@ def fit(model, batches, loss_fn, optimizer):
         for p in model.parameters():
             del p.grad
 """,
+    "data_in_type_checks_and_storage_swaps": """
+import torch
+def repack(module, param, fn):
+    module.weight.data, meta = fn(weight=module.weight.data)
+    if isinstance(param.weight.data, torch.Tensor):
+        pass
+    return meta
+""",
     "scheduler_step_is_not_optimizer": """
 import torch
 def run(model, batches, loss_fn, optimizer, scheduler):
@@ -333,6 +341,8 @@ y.sum().backward()
 """,
     "data_on_non_tensors": """
 import torch
+plain = torch.randn(3)
+copy = plain.data.clone()
 class Loader:
     def __init__(self):
         self.data = [1, 2, 3]
@@ -414,3 +424,52 @@ def test_opt_in_rules_silent_too(name):
 def test_item_on_cpu_tensor_in_loop_is_not_a_sync():
     src = "import torch\nfor i in range(3):\n    x = torch.randn(3)\n    print(x.sum().item())\n"
     assert findings(src, include_opt_in=True) == []
+
+
+KITCHEN_SINK = """
+import torch
+import torch.nn as nn
+
+GLOBAL = {k: v for k, v in zip("ab", range(2)) if v}
+
+
+async def fetch(x):
+    return await x
+
+
+def everything(model, loader, optimizer, *args, flag=True, **kwargs):
+    global GLOBAL
+    total = [p for p in model.parameters() if p.requires_grad]
+    names = {n: p.shape for n, p in model.named_parameters()}
+    squares = {i * i for i in range(3)}
+    gen = (i for i in range(3) if i if i > 0)
+    for step, (x, y) in enumerate(loader):
+        optimizer.zero_grad()
+        try:
+            out = model(x)
+        except (RuntimeError, ValueError) as exc:
+            raise ValueError(f"failed at {step}: {exc!r}") from exc
+        else:
+            loss = (out - y).pow(2).mean()
+        finally:
+            del x
+        if (n := len(total)) > 0:
+            loss = loss * n
+        loss.backward()
+        optimizer.step()
+        assert loss.dim() == 0, "scalar"
+        match step:
+            case 0:
+                pass
+            case _:
+                continue
+    with torch.no_grad(), open("/dev/null") as fh:
+        fh.write(f"{total!s:>10}")
+    yield from gen
+    lam = lambda t: t.add_(1)
+    return lam, names, squares
+"""
+
+
+def test_every_statement_kind_without_crash_or_finding():
+    assert findings(KITCHEN_SINK, include_opt_in=False) == []

@@ -308,10 +308,15 @@ _PARAM_ATTRS = {"weight", "bias"}
 
 
 def _swaps_storage(statement: Optional[cst.CSTNode]) -> bool:
-    """True for ``x.data = ...``: the whole statement replaces a tensor's storage."""
-    return isinstance(statement, cst.Assign) and any(
-        _is_data_attr(t.target) for t in statement.targets
-    )
+    """True for ``x.data = ...`` (also ``x.data, meta = ...``): the statement replaces a
+    tensor's storage."""
+    if not isinstance(statement, cst.Assign):
+        return False
+    for target in statement.targets:
+        elements = target.target.elements if isinstance(target.target, (cst.Tuple, cst.List)) else ()
+        if _is_data_attr(target.target) or any(_is_data_attr(e.value) for e in elements):
+            return True
+    return False
 _DETACH_SAFE = {"numpy", "cpu", "clone", "tolist", "item"}
 _METADATA = {"shape", "dtype", "device", "ndim", "is_cuda", "layout", "size", "dim", "numel",
              "nelement", "stride", "data_ptr", "element_size", "is_contiguous", "storage_offset"}
@@ -326,8 +331,9 @@ class DataAttribute(Rule):
     fixable = True
     doc = """\
 ## What it does
-Flags `t.data` on a tensor or a parameter (`self.weight.data`, `p.data` for `p` in
-`model.parameters()`) whose values are read or changed through it. Reading only metadata
+Flags `t.data` on a tensor that requires grad or a parameter (`self.weight.data`, `p.data`
+for `p` in `model.parameters()`) whose values are read or changed through it. On tensors that
+do not require grad (`p.grad.data`, plain data) `.data` is harmless and not flagged. Reading only metadata
 (`w.data.shape`, `w.data.size()`) and replacing the whole storage (`w.data = new`, `w.data = f(w.data)`,
 the one use with no plain replacement) are not flagged.
 
@@ -386,8 +392,12 @@ The fix rewrites `t.data` to `t.detach()` where the value is only read and conve
             self._param_names.add((id(scope_of(ctx, node).function), target.value))
 
     def _is_tensor(self, expr: cst.BaseExpression, ctx, node: cst.CSTNode) -> bool:
-        if ctx.fact(expr).kind == TENSOR:
-            return True
+        """True when ``expr`` is a tensor that requires grad, or a parameter by its name."""
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "grad":
+            return False  # `p.grad.data`: a gradient does not require grad itself
+        fact = ctx.fact(expr)
+        if fact.requires_grad is not None:
+            return fact.requires_grad
         if isinstance(expr, cst.Attribute) and expr.attr.value in _PARAM_ATTRS:
             return True
         if isinstance(expr, cst.Name):
@@ -419,6 +429,10 @@ The fix rewrites `t.data` to `t.detach()` where the value is only read and conve
             return  # `w.data.shape`, `w.data.size()`: metadata, the values are not touched
         if isinstance(parent, cst.AssignTarget) or _swaps_storage(getattr(ctx, "statement", None)):
             return  # `w.data = f(w.data)`: swaps the storage, the one use with no plain replacement
+        ancestors = getattr(ctx, "ancestors", ())
+        if len(ancestors) >= 2 and isinstance(parent, cst.Arg) and isinstance(ancestors[-2], cst.Call):
+            if name_of(ancestors[-2].func) in ("isinstance", "type"):
+                return  # `isinstance(w.data, DTensor)`: a type check
         if not self._is_tensor(node.value, ctx, node):
             return
         name = short(ctx, node.value)
@@ -624,6 +638,30 @@ w = torch.tensor([1, 2], dtype=torch.float32, requires_grad=True)
 
 
 _NONDIFF_METHODS = ops.NON_DIFFERENTIABLE_OPS | ops.COMPARISON_OPS
+
+
+def _index_pair_source(ctx, expr: cst.BaseExpression) -> Optional[str]:
+    """``"the indices of `.max()`"`` for ``x.max(dim=1).indices`` or ``torch.topk(x, 3)[1]``."""
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "indices":
+        inner = expr.value
+    elif (
+        isinstance(expr, cst.Subscript)
+        and len(expr.slice) == 1
+        and isinstance(expr.slice[0].slice, cst.Index)
+        and isinstance(expr.slice[0].slice.value, cst.Integer)
+        and expr.slice[0].slice.value.value == "1"
+    ):
+        inner = expr.value
+    else:
+        return None
+    if not isinstance(inner, cst.Call) or not inner.args:
+        return None
+    name = torch_name(ctx, inner.func)
+    call = method_call(inner)
+    op = name if name is not None and "." not in name else (call[1] if call and name is None else None)
+    if op in ops.INDEX_PAIR_OPS:
+        return f"the indices of `{op}`"
+    return None
 _TAINT_KEEPING = {"float", "double", "half", "long", "int", "to", "type", "detach", "view",
                   "reshape", "squeeze", "unsqueeze", "flatten", "cpu", "cuda", "clone"}
 _COMPARE_OPS = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual,
@@ -635,20 +673,21 @@ class NonDifferentiableLoss(Rule):
     code = "SC306"
     name = "non-differentiable-loss"
     severity = "error"
-    summary = "a loss computed from `argmax`/`argmin`/`round`/comparison results"
+    summary = "a loss computed from `argmax`/indices/`round`/comparison results"
     doc = """\
 ## What it does
 Flags the prediction argument of a loss (`F.cross_entropy`, `F.mse_loss`, an `nn.*Loss()`
-instance...) and the receiver of `.backward()` when it comes from `argmax`, `argmin`, `round`
-or a comparison, directly or through a dtype cast.
+instance...) and the receiver of `.backward()` when it comes from `argmax`, `argmin`,
+`argsort`, the indices of `max`/`min`/`topk`/`sort`, a comparison, or a step function
+(`round`, `floor`, `ceil`, `trunc`, `sign`), directly or through a dtype cast.
 
 ## Why is this bad?
-`argmax`, `argmin` and comparisons return integer or boolean indices with no gradient, so the
-graph is cut: `backward()` raises `RuntimeError: element 0 of tensors does not require grad and
-does not have a grad_fn`, or, when other terms keep the loss differentiable, the model upstream
-gets no gradient from this term. `round` has a zero gradient everywhere: training silently
-stalls. The target argument is not flagged (`F.cross_entropy(logits, onehot.argmax(1))` is
-correct).
+`argmax`, `argmin`, indices and comparisons return integers or booleans with no gradient, so
+the graph is cut: `backward()` raises `RuntimeError: element 0 of tensors does not require
+grad and does not have a grad_fn`, or, when other terms keep the loss differentiable, the model
+upstream gets no gradient from this term. `round`, `floor`, `ceil`, `trunc` and `sign` have a
+zero gradient everywhere: training silently stalls. The target argument is not flagged
+(`F.cross_entropy(logits, onehot.argmax(1))` is correct).
 
 ## Example
 ```python
@@ -677,6 +716,8 @@ loss = F.cross_entropy(logits, target)    # the loss on the scores
         "import torch\nimport torch.nn.functional as F\nscores = torch.randn(8, requires_grad=True)\n"
         "target = torch.ones(8)\nloss = F.binary_cross_entropy((scores > 0).float(), target)  # <--\n",
         "import torch\nx = torch.randn(5, requires_grad=True)\nr = torch.round(x)\nr.sum().backward()  # <--\n",
+        "import torch\nimport torch.nn.functional as F\nscores = torch.randn(4, 3, requires_grad=True)\n"
+        "target = torch.randn(4)\nloss = F.mse_loss(scores.max(dim=1).indices.float(), target)  # <--\n",
     )
 
     def __init__(self) -> None:
@@ -692,6 +733,9 @@ loss = F.cross_entropy(logits, target)    # the loss on the scores
     def _source(self, expr: cst.BaseExpression, ctx, node) -> Optional[str]:
         """What made ``expr`` non-differentiable (``"torch.argmax(...)"``), or ``None``."""
         while True:
+            index_pair = _index_pair_source(ctx, expr)
+            if index_pair is not None:
+                return index_pair
             if isinstance(expr, cst.Comparison):
                 if any(isinstance(t.operator, _COMPARE_OPS) for t in expr.comparisons):
                     return "a comparison"

@@ -93,6 +93,7 @@ def _parse(site: _Site):
 
 @register
 class EinsumSyntax(Rule):
+    """SC501: einsum spec that does not parse."""
     code = "SC501"
     name = "einsum-syntax"
     severity = "error"
@@ -133,6 +134,7 @@ c = torch.einsum("ij,jk->ik", a, b)
     )
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
+        """A literal spec that does not parse."""
         site = _site(node, ctx)
         if site is None:
             return
@@ -144,6 +146,7 @@ c = torch.einsum("ij,jk->ik", a, b)
 
 @register
 class EinsumOperandCount(Rule):
+    """SC502: einsum called with a different number of operands than its spec has terms."""
     code = "SC502"
     name = "einsum-operand-count"
     severity = "error"
@@ -177,6 +180,7 @@ c = torch.einsum("ij,jk->ik", a, b)
     )
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
+        """A literal spec with another number of terms than operands."""
         site = _site(node, ctx)
         if site is None or not site.countable:
             return
@@ -199,6 +203,7 @@ c = torch.einsum("ij,jk->ik", a, b)
 
 @register
 class EinsumShapeMismatch(Rule):
+    """SC503: einsum term that does not fit its operand's rank, or an index bound to two sizes."""
     code = "SC503"
     name = "einsum-shape-mismatch"
     severity = "error"
@@ -243,6 +248,7 @@ c = torch.einsum("bij,bjk->bik", a, b)
     )
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
+        """Operand shapes against the terms of a literal spec."""
         site = _site(node, ctx)
         if site is None or not site.countable:
             return

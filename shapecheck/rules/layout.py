@@ -26,6 +26,7 @@ def _format_target(target) -> str:
 
 @register
 class ViewOnNonContiguous(Rule):
+    """SC101: `.view()` that must fail because a transpose, permute or slice changed the strides."""
     code = "SC101"
     name = "view-on-non-contiguous"
     severity = "error"
@@ -104,6 +105,7 @@ a view is impossible.
     )
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
+        """``x.view(...)`` that the stride rule proves impossible."""
         if _view_call(node) != "view":
             return
         verdict = ctx.view_verdict(node)
@@ -132,6 +134,7 @@ a view is impossible.
 
 @register
 class ViewMultipleInferred(Rule):
+    """SC102: `view`/`reshape` with more than one `-1`."""
     code = "SC102"
     name = "view-multiple-inferred"
     severity = "error"
@@ -166,6 +169,7 @@ y = x.view(3, -1)      # give every size but one
     )
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
+        """``view``/``reshape`` with two or more ``-1``."""
         method = _view_call(node)
         if method is None:
             return
@@ -186,6 +190,7 @@ y = x.view(3, -1)      # give every size but one
 
 @register
 class ViewSizeMismatch(Rule):
+    """SC103: `view`/`reshape` to a shape with a different number of elements."""
     code = "SC103"
     name = "view-size-mismatch"
     severity = "error"
@@ -223,6 +228,7 @@ y = x.view(3, 2)
     )
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
+        """``view``/``reshape`` whose element count cannot match."""
         method = _view_call(node)
         if method is None:
             return

@@ -77,6 +77,7 @@ def _align_message(src: Shape, out: Shape) -> Optional[str]:
 
 @register
 class ReductionWithoutKeepdim(Rule):
+    """SC201: a reduction over a non-leading dim, without `keepdim=True`, combined with its source."""
     code = "SC201"
     name = "reduction-without-keepdim"
     severity = "error"
@@ -157,12 +158,14 @@ centered = x - x.mean(dim=1, keepdim=True)
         return True
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
+        """Arithmetic between a tensor and its own reduction."""
         if not isinstance(node.operator, _ARITH):
             return
         if not self._check(node, ctx, node.left, node.right, "elementwise"):
             self._check(node, ctx, node.right, node.left, "elementwise")
 
     def visit_Comparison(self, node: cst.Comparison, ctx) -> None:
+        """Comparisons between a tensor and its own reduction."""
         if len(node.comparisons) != 1 or not isinstance(node.comparisons[0].operator, _COMPARE):
             return
         right = node.comparisons[0].comparator
@@ -170,6 +173,7 @@ centered = x - x.mean(dim=1, keepdim=True)
             self._check(node, ctx, right, node.left, "elementwise")
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
+        """torch.where/maximum/minimum/cat/stack with a tensor and its reduction."""
         qual = ctx.qualname(node.func)
         if qual is None:
             func = node.func
@@ -198,6 +202,7 @@ centered = x - x.mean(dim=1, keepdim=True)
 
 @register
 class BroadcastMismatch(Rule):
+    """SC202: elementwise op on tensors whose known shapes cannot broadcast."""
     code = "SC202"
     name = "broadcast-mismatch"
     severity = "error"
@@ -270,14 +275,17 @@ c = a + b[:, None]  # (2, 3) + (2, 1)
         return len(syms) >= 2 and not ints
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
+        """Arithmetic operators."""
         if isinstance(node.operator, _ARITH):
             self._check(node, ctx, [node.left, node.right])
 
     def visit_Comparison(self, node: cst.Comparison, ctx) -> None:
+        """Comparison operators."""
         if len(node.comparisons) == 1 and isinstance(node.comparisons[0].operator, _COMPARE):
             self._check(node, ctx, [node.left, node.comparisons[0].comparator])
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
+        """torch functions and tensor methods that broadcast."""
         qual = ctx.qualname(node.func)
         args = [a.value for a in node.args if a.keyword is None and not a.star]
         if qual in _BROADCASTING_FUNCS:
@@ -305,6 +313,7 @@ def _fmt(d) -> str:
 
 @register
 class MatmulShapeMismatch(Rule):
+    """SC203: matrix product whose inner dims (or ranks) do not fit."""
     code = "SC203"
     name = "matmul-shape-mismatch"
     severity = "error"
@@ -372,10 +381,12 @@ c = a.T @ b          # (1, 3) @ (3, 1)
             ctx.report(node, f"torch.bmm needs equal batch sizes; got {shapes}")
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
+        """The ``@`` operator."""
         if isinstance(node.operator, cst.MatrixMultiply):
             self._pair(node, ctx, node.left, node.right, "matmul")
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
+        """matmul/mm/bmm/dot/mv calls and nn.Linear module calls."""
         args = [a.value for a in node.args if a.keyword is None and not a.star]
         qual = ctx.qualname(node.func)
         if qual in ("torch.matmul", "torch.mm", "torch.bmm", "torch.dot", "torch.mv") and len(args) >= 2:
@@ -404,6 +415,7 @@ c = a.T @ b          # (1, 3) @ (3, 1)
 
 @register
 class ReductionTupleAsTensor(Rule):
+    """SC204: the (values, indices) pair of max/min/median/mode/sort/topk/kthvalue used as a tensor."""
     code = "SC204"
     name = "reduction-tuple-as-tensor"
     severity = "error"
@@ -456,19 +468,23 @@ scores = best * 2
         return True
 
     def visit_BinaryOperation(self, node, ctx) -> None:
+        """The pair as an operand of arithmetic."""
         if not self._flag(node, ctx, node.left):
             self._flag(node, ctx, node.right)
 
     def visit_Comparison(self, node, ctx) -> None:
+        """The pair in a comparison."""
         if len(node.comparisons) == 1 and isinstance(node.comparisons[0].operator, _COMPARE):
             if not self._flag(node, ctx, node.left):
                 self._flag(node, ctx, node.comparisons[0].comparator)
 
     def visit_UnaryOperation(self, node, ctx) -> None:
+        """The pair negated or inverted."""
         if not isinstance(node.operator, cst.Not):
             self._flag(node, ctx, node.expression)
 
     def visit_Attribute(self, node: cst.Attribute, ctx) -> None:
+        """A tensor attribute or method read on the pair."""
         if node.attr.value in self._OK_ATTRS:
             return
         self._flag(node, ctx, node.value)
@@ -476,6 +492,7 @@ scores = best * 2
 
 @register
 class SqueezeWithoutDim(Rule):
+    """SC205: `squeeze()` without a dim drops every size-1 axis, the batch axis too."""
     code = "SC205"
     name = "squeeze-without-dim"
     severity = "warning"
@@ -513,6 +530,7 @@ probs = logits.squeeze(-1)
     )
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
+        """``x.squeeze()`` and ``torch.squeeze(x)`` without a dim."""
         func = node.func
         qual = ctx.qualname(func)
         if qual == "torch.squeeze":
@@ -535,6 +553,7 @@ probs = logits.squeeze(-1)
 
 @register
 class ReturnShapeMismatch(Rule):
+    """SC206: returned tensor whose inferred shape contradicts the jaxtyping return annotation."""
     code = "SC206"
     name = "return-shape-mismatch"
     severity = "error"
@@ -578,6 +597,7 @@ def pool(x: Float[Tensor, "b t c"]) -> Float[Tensor, "b c"]:
     )
 
     def visit_Return(self, node: cst.Return, ctx) -> None:
+        """A returned tensor against the return annotation."""
         fn = ctx.function
         if fn is None or node.value is None or fn.returns is None:
             return

@@ -154,7 +154,7 @@ _FIELDS = {
     cst.SetComp: lambda n: (n.elt, n.for_in),
     cst.GeneratorExp: lambda n: (n.elt, n.for_in),
     cst.DictComp: lambda n: (n.key, n.value, n.for_in),
-    cst.CompFor: lambda n: [n.target, n.iter, *(i.search for i in n.ifs), *((n.inner_for_in,) if n.inner_for_in else ())],
+    cst.CompFor: lambda n: [n.target, n.iter, *(i.test for i in n.ifs), *((n.inner_for_in,) if n.inner_for_in else ())],
 }
 
 

@@ -171,8 +171,11 @@ FLOAT_DTYPES = frozenset(
      "complex128", "cfloat", "cdouble"}
 )
 
-#: Reductions and comparisons whose result has no useful gradient.
-NON_DIFFERENTIABLE_OPS = frozenset({"argmax", "argmin", "round"})
+#: Ops whose result has no useful gradient: indices (none at all) or step functions (zero).
+NON_DIFFERENTIABLE_OPS = frozenset({"argmax", "argmin", "argsort", "round", "floor", "ceil",
+                                    "trunc", "sign"})
+#: Ops that return ``(values, indices)``: their ``.indices`` (or ``[1]``) are integers.
+INDEX_PAIR_OPS = frozenset({"max", "min", "topk", "sort", "kthvalue", "mode", "median"})
 COMPARISON_OPS = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "greater", "less",
                             "greater_equal", "less_equal", "not_equal"})
 
