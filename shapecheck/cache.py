@@ -44,6 +44,49 @@ def _code_fingerprint() -> str:
     return _FINGERPRINT
 
 
+def _manifest_path(root: str) -> str:
+    return os.path.join(root, CACHE_DIR, f"rules-{_code_fingerprint()[:20]}.json")
+
+
+def load_manifest(root: str) -> Optional[list]:
+    """The rule infos saved for this exact linter code under ``root``, or ``None``."""
+    from shapecheck.config import RuleInfo
+
+    try:
+        with open(_manifest_path(root), encoding="utf-8") as handle:
+            rows = json.load(handle)
+        return [RuleInfo(*row) for row in rows]
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def save_manifest(root: str, infos: list) -> None:
+    """Save the rule infos for this linter code; drop manifests of other versions."""
+    from shapecheck.sources import atomic_write
+
+    path = _manifest_path(root)
+    folder = os.path.dirname(path)
+    rows = [[i.code, i.name, i.severity, i.default_enabled, i.fixable] for i in infos]
+    try:
+        _prepare(folder)
+        atomic_write(path, json.dumps(rows).encode("utf-8"))
+        for name in os.listdir(folder):
+            other = os.path.join(folder, name)
+            if name.startswith("rules-") and other != path:
+                os.unlink(other)
+    except OSError:
+        pass
+
+
+def _prepare(folder: str) -> None:
+    """Create the cache folder with a .gitignore that keeps it out of version control."""
+    os.makedirs(folder, exist_ok=True)
+    ignore = os.path.join(folder, ".gitignore")
+    if not os.path.exists(ignore):
+        with open(ignore, "w", encoding="utf-8") as handle:
+            handle.write("# created by shapecheck\n*\n")
+
+
 class Cache:
     """Cached diagnostics of one configuration."""
 
@@ -98,11 +141,7 @@ class Cache:
 
         folder = os.path.dirname(self.path)
         try:
-            os.makedirs(folder, exist_ok=True)
-            ignore = os.path.join(folder, ".gitignore")
-            if not os.path.exists(ignore):
-                with open(ignore, "w", encoding="utf-8") as handle:
-                    handle.write("# created by shapecheck\n*\n")
+            _prepare(folder)
             atomic_write(self.path, json.dumps(self.entries, separators=(",", ":")).encode("utf-8"))
             self._prune(folder)
         except OSError:
@@ -113,7 +152,8 @@ class Cache:
         files = [
             os.path.join(folder, name)
             for name in os.listdir(folder)
-            if name.endswith(".json") and os.path.join(folder, name) != self.path
+            if name.endswith(".json") and not name.startswith("rules-")
+            and os.path.join(folder, name) != self.path
         ]
         files.sort(key=lambda p: os.stat(p).st_mtime, reverse=True)
         for stale in files[KEEP_FILES - 1:]:

@@ -128,7 +128,10 @@ def _lint(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         ignore=_codes(args.ignore) or [],
     )
     try:
-        settings = build_settings(first, args.config, cli_layer, args.exclude)
+        settings = build_settings(
+            first, args.config, cli_layer, args.exclude,
+            use_cache=not args.no_cache and not args.fix and not args.diff and not stdin_mode,
+        )
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
     mode = engine.MODE_DIFF if args.diff else engine.MODE_FIX if args.fix else engine.MODE_CHECK

@@ -39,10 +39,47 @@ class Selectors:
     ignore: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class RuleInfo:
+    """What selection and reports need to know of a rule, without importing the rule itself."""
+
+    code: str
+    name: str
+    severity: str
+    default_enabled: bool
+    fixable: bool
+
+
+def registry_infos() -> list[RuleInfo]:
+    """The :class:`RuleInfo` of every registered rule (imports the rule modules)."""
+    from shapecheck.rules.base import all_rules
+
+    return [
+        RuleInfo(r.code, r.name, r.severity, bool(r.default_enabled), bool(r.fixable))
+        for r in all_rules()
+    ]
+
+
+def rule_infos(cache_root: Optional[str]) -> list[RuleInfo]:
+    """The registry's rule infos; with a ``cache_root``, read from (or saved to) the cache's
+    manifest, so that a run answered entirely from the cache never imports libcst."""
+    if cache_root is None:
+        return registry_infos()
+    from shapecheck import cache
+
+    infos = cache.load_manifest(cache_root)
+    if infos is None:
+        infos = registry_infos()
+        cache.save_manifest(cache_root, infos)
+    return infos
+
+
 @dataclass
 class Settings:
     """Everything configuration decides for a run."""
 
+    #: every known rule (selected or not)
+    rules: list[RuleInfo] = field(default_factory=list)
     layers: list[Selectors] = field(default_factory=list)
     per_file_ignores: list[tuple[str, list[str]]] = field(default_factory=list)
     exclude: list[str] = field(default_factory=list)
@@ -65,6 +102,23 @@ def _load_toml(path: str) -> dict:
         raise ConfigError(f"invalid TOML in {path}: {exc}") from None
 
 
+def _has_table(path: str) -> bool:
+    """True when ``path`` has a ``[tool.shapecheck]`` table (a broken file with the words
+    counts, so that its error is reported rather than the file skipped)."""
+    try:
+        with open(path, "rb") as handle:
+            if b"shapecheck" not in handle.read():
+                return False
+    except OSError:
+        return False
+    try:
+        data = _load_toml(path)
+    except ConfigError:
+        return True
+    tool = data.get("tool")
+    return isinstance(tool, dict) and "shapecheck" in tool
+
+
 def find_pyproject(start: str) -> Optional[str]:
     """The nearest ``pyproject.toml`` with a ``[tool.shapecheck]`` table at or above ``start``."""
     folder = os.path.abspath(start)
@@ -72,13 +126,8 @@ def find_pyproject(start: str) -> Optional[str]:
         folder = os.path.dirname(folder)
     while True:
         candidate = os.path.join(folder, "pyproject.toml")
-        if os.path.isfile(candidate):
-            try:
-                with open(candidate, "rb") as handle:
-                    if b"tool.shapecheck" in handle.read():
-                        return candidate
-            except OSError:
-                pass
+        if os.path.isfile(candidate) and _has_table(candidate):
+            return candidate
         parent = os.path.dirname(folder)
         if parent == folder:
             return None
@@ -214,6 +263,11 @@ def selected_rules(layers: list[Selectors]) -> list:
     return [r for r in all_rules() if is_enabled(layers, r.code, r.name, r.default_enabled)]
 
 
+def selected_codes(settings: Settings) -> list[str]:
+    """The codes of the rules that run under ``settings``, sorted."""
+    return sorted(r.code for r in settings.rules if is_enabled(settings.layers, r.code, r.name, r.default_enabled))
+
+
 def engine_code_ignored(layers: list[Selectors], code: str) -> bool:
     """SC000 and SC999 are dropped only by an ``ignore`` that names them exactly."""
     name = ENGINE_CODES[code]
@@ -239,11 +293,12 @@ def build_settings(
     config_file: Optional[str],
     cli_layer: Selectors,
     extra_exclude: Optional[list[str]] = None,
+    use_cache: bool = False,
 ) -> Settings:
-    """Load the config (``--config`` or the nearest pyproject.toml) and add the command line."""
-    from shapecheck.rules.base import all_rules
+    """Load the config (``--config`` or the nearest pyproject.toml) and add the command line.
 
-    rules = all_rules()
+    With ``use_cache`` the rule list may come from the cache's manifest (see :func:`rule_infos`).
+    """
     settings = Settings()
     path = config_file
     if path is not None:
@@ -252,15 +307,16 @@ def build_settings(
     else:
         path = find_pyproject(first_path)
     if path is not None:
-        table = load_file(path)
-        layer, per_file, exclude = parse_table(table, path, rules)
-        settings.layers.append(layer)
-        settings.per_file_ignores = per_file
-        settings.exclude = exclude
         settings.root = os.path.dirname(os.path.abspath(path))
         settings.config_path = path
     else:
         settings.root = find_project_root(first_path)
+    settings.rules = rules = rule_infos(settings.root if use_cache else None)
+    if path is not None:
+        layer, per_file, exclude = parse_table(load_file(path), path, rules)
+        settings.layers.append(layer)
+        settings.per_file_ignores = per_file
+        settings.exclude = exclude
     cli = Selectors(
         select=None if cli_layer.select is None else [check_selector(s, "--select", rules) for s in cli_layer.select],
         extend_select=[check_selector(s, "--extend-select", rules) for s in cli_layer.extend_select],

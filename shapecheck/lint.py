@@ -24,7 +24,7 @@ from shapecheck.config import (
     engine_code_ignored,
     ignored_for_path,
     matches_any,
-    selected_rules,
+    selected_codes,
 )
 from shapecheck.sources import Decoded, SourceError, collect_files, decode_source, encode_source
 
@@ -208,7 +208,7 @@ class _Linter:
                 end_line, end_col = line, col + 1
             if noqa.is_suppressed(table, line, finding.code):
                 continue
-            name, severity = self.meta.get(finding.code, _rule_meta(finding.code))
+            name, severity = self.meta.get(finding.code) or _rule_meta(finding.code)
             diag = Diagnostic(
                 path, line, col + 1, end_line, end_col + 1, finding.code, name, severity,
                 _first_line(finding.message), finding.fix is not None,
@@ -343,8 +343,7 @@ def run(
     In ``fix`` mode fixed files are written back atomically; in ``diff`` mode the unified diffs
     are returned instead. The cache is used only in check mode.
     """
-    rule_classes = selected_rules(settings.layers)
-    linter = _Linter(rule_classes)
+    codes = selected_codes(settings)
     work: list[FileJob] = []
     if stdin is not None:
         display, data = stdin
@@ -366,7 +365,7 @@ def run(
     if use_cache and mode == MODE_CHECK and stdin is None:
         from shapecheck.cache import Cache
 
-        cache = Cache.open(settings.root, [r.code for r in rule_classes])
+        cache = Cache.open(settings.root, codes)
     results: list[FileResult] = []
     to_lint: list[FileJob] = []
     digests: dict[str, str] = {}
@@ -379,7 +378,12 @@ def run(
                 results.append(FileResult(job.path, cached))
                 continue
         to_lint.append(job)
-    fresh = _run_jobs(linter, to_lint, mode, jobs)
+    fresh: list[FileResult] = []
+    if to_lint:  # only now are the rules (and libcst) imported
+        from shapecheck.rules.base import get_rule
+
+        linter = _Linter([get_rule(code) for code in codes])
+        fresh = _run_jobs(linter, to_lint, mode, jobs)
     if cache is not None:
         for result in fresh:
             if result.path in digests:

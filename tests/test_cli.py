@@ -261,3 +261,14 @@ def test_fix_that_cannot_be_written_is_reported(cli, tmp_path, monkeypatch):
     assert "bad.py:1:1: SC000 cannot write the fixes: Permission denied" in result.out
     assert "bad.py:3:5: SC101 [*]" in result.out
     assert (tmp_path / "bad.py").read_text() == BAD
+
+
+def test_fully_cached_run_imports_neither_libcst_nor_the_rules(cli_subprocess, tmp_path):
+    write_tree(tmp_path, {"pyproject.toml": "[project]\nname = 'x'\n", "a.py": BAD, "b.py": GOOD})
+    first = cli_subprocess(["lint", "."], tmp_path)
+    second = cli_subprocess(["lint", "."], tmp_path, extra_env={"PYTHONPROFILEIMPORTTIME": "1"})
+    assert first.rc == second.rc == 1
+    assert second.out == first.out
+    imported = {line.split("|")[-1].strip() for line in second.err.splitlines() if line.startswith("import time:")}
+    assert "shapecheck.lint" in imported
+    assert "libcst" not in imported and "shapecheck.rules" not in imported

@@ -113,3 +113,9 @@ class TestSelection:
         assert is_enabled([config, Selectors(extend_select=["SC101"])], "SC101", "a", True)
         assert is_enabled([config, Selectors(select=["SC"])], "SC101", "a", True)
         assert not is_enabled([Selectors(select=["SC101"]), Selectors(select=["SC2"])], "SC101", "a", True)
+
+
+def test_pyproject_that_only_mentions_shapecheck_is_not_a_config(cli, tmp_path):
+    write_tree(tmp_path, {"pyproject.toml": "[project]\nname = 'x'\n# see tool.shapecheck docs\n", "a.py": BAD})
+    result = cli(["lint", "a.py"], tmp_path)
+    assert result.rc == 1 and "SC101" in result.out

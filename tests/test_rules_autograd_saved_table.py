@@ -127,6 +127,22 @@ def test_functional_inplace_tables():
         assert hasattr(torch, name), name
 
 
+def test_python_bool_results_return_bools():
+    x = torch.randn(2, 3)
+    assert isinstance(torch.equal(x, x), bool) and isinstance(torch.allclose(x, x), bool)
+    assert isinstance(x.is_contiguous(), bool) and isinstance(torch.is_tensor(x), bool)
+    for name in torch_ops.PYTHON_BOOL_RESULTS:
+        assert hasattr(torch, name) or hasattr(torch.Tensor, name), name
+
+
+def test_index_pair_ops_return_indices():
+    x = torch.randn(4, 3)
+    for op in torch_ops.INDEX_PAIR_OPS:
+        fn = getattr(x, op)
+        result = fn(2) if op == "topk" else (fn(1, 1) if op == "kthvalue" else fn(1))
+        assert result.indices.dtype == torch.int64, op
+
+
 if __name__ == "__main__":
     for op in sorted(torch_ops.UNARY_SAVES):
         print(f"{op:12} saves {sorted(probe_unary(op))}")

@@ -173,6 +173,55 @@ def repack(module, param, fn):
         pass
     return meta
 """,
+    "straight_through_estimator": """
+import torch
+import torch.nn.functional as F
+x = torch.randn(8, requires_grad=True)
+target = torch.randn(8)
+q = x + (torch.round(x) - x).detach()
+loss = F.mse_loss(q, target)
+loss.backward()
+top = torch.topk(x, 3)
+best = x[top.indices]
+""",
+    "module_that_moves_itself_or_is_built_on_cuda": """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+        self.cuda()
+    def forward(self, x):
+        return self.fc(x)
+net = Net()
+y = net(torch.randn(4, 3).cuda())
+lin = nn.Linear(3, 2, device="cuda")
+out = lin(torch.randn(4, 3, device="cuda"))
+""",
+    "default_device_changed": """
+import torch
+with torch.device("cuda"):
+    a = torch.randn(3)
+b = torch.randn(3).cuda()
+c = a + b
+def f():
+    torch.set_default_device("cuda")
+    x = torch.randn(3)
+    y = torch.randn(3).cuda()
+    return x + y
+""",
+    "python_bool_checks_on_tensors": """
+import torch
+x = torch.randn(2, 3)
+y = torch.randn(2, 3)
+if x == None or x.shape == y.shape:
+    pass
+ok = torch.equal(x, y) and torch.allclose(x, y) and x.is_contiguous()
+if not torch.is_tensor(x) or x.dtype == torch.float32:
+    pass
+assert len(x) == 2 and x.shape[0] == 2
+""",
     "scheduler_step_is_not_optimizer": """
 import torch
 def run(model, batches, loss_fn, optimizer, scheduler):

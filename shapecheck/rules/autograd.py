@@ -673,7 +673,7 @@ class NonDifferentiableLoss(Rule):
     code = "SC306"
     name = "non-differentiable-loss"
     severity = "error"
-    summary = "a loss computed from `argmax`/indices/`round`/comparison results"
+    summary = "a loss computed from `argmax`/`argmin`/`round`/comparison results"
     doc = """\
 ## What it does
 Flags the prediction argument of a loss (`F.cross_entropy`, `F.mse_loss`, an `nn.*Loss()`

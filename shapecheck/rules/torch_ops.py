@@ -189,3 +189,10 @@ FUNCTIONAL_LOSSES = frozenset(
         "multi_margin_loss", "multilabel_margin_loss", "triplet_margin_loss", "ctc_loss",
     }
 )
+
+#: torch functions and Tensor methods that return a Python ``bool``, not a tensor.
+PYTHON_BOOL_RESULTS = frozenset(
+    {"equal", "allclose", "is_tensor", "is_storage", "is_floating_point", "is_complex",
+     "is_nonzero", "is_same_size", "is_contiguous", "is_pinned", "is_shared", "is_signed",
+     "is_inference", "is_set_to", "is_conj", "is_neg"}
+)
