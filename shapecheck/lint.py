@@ -5,7 +5,8 @@ rule in the single traversal of :func:`shapecheck.infer.analyze`, and only when 
 findings resolve line/column positions and the file's suppression comments. A file that cannot
 be read, decoded or parsed yields one ``SC000``; a rule that raises yields one ``SC999``; the run
 goes on either way. Many files are linted in a process pool; the result is sorted, so it does
-not depend on the number of workers.
+not depend on the number of workers. Unchanged files are answered from the result cache
+(:mod:`shapecheck.cache`), and a run answered entirely from it never imports the rules or libcst.
 """
 
 from __future__ import annotations
@@ -186,19 +187,14 @@ class _Linter:
         return module, kept_findings, kept + diagnostics
 
     def _position(self, path, text, module, findings):
-        from libcst.metadata import MetadataWrapper, PositionProvider
+        from shapecheck.positions import node_positions
 
-        positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        positions = node_positions(module, [f.node for f in findings])
         table = noqa.suppressions(text)
         kept_findings, kept = [], []
         seen = set()
         for finding in findings:
-            rng = positions.get(finding.node)
-            if rng is None:
-                line, col, end_line, end_col = 1, 0, 1, 0
-            else:
-                line, col = rng.start.line, rng.start.column
-                end_line, end_col = rng.end.line, rng.end.column
+            line, col, end_line, end_col = positions.get(finding.node, (1, 0, 1, 0))
             if finding.offset is not None:
                 delta, offset_col = finding.offset
                 if delta == 0:

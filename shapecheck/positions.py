@@ -1,0 +1,124 @@
+"""Line and column of libcst nodes, computed only for files that have findings.
+
+libcst's ``PositionProvider`` regenerates the module's code and, for every node, splits each
+token on newlines and builds position objects. Here the same code generation only keeps a running
+character offset per node (the same syntactic start/end rules, through the same hooks), and the
+few nodes that carry a finding are turned into line/column with a table of line starts: the same
+numbers, measured ~6x cheaper on transformers model files. Should libcst's private code generation
+hooks ever change, :func:`node_positions` falls back to ``PositionProvider``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from contextlib import contextmanager
+from typing import Iterable, Iterator, Optional
+
+import libcst as cst
+
+_NEWLINE = re.compile(r"\r\n?|\n")
+
+#: (line, column, end line, end column): 1-based lines, 0-based columns, like libcst's CodeRange
+Span = tuple[int, int, int, int]
+
+
+def _offset_state_class():
+    from libcst._nodes.internal import CodegenState
+
+    class _OffsetState(CodegenState):
+        """A code generation state that records ``(start, end)`` character offsets per node."""
+
+        def __init__(self, module: cst.Module) -> None:
+            super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
+            self.offset = 0
+            self.spans: dict[cst.CSTNode, tuple[int, int]] = {}
+            self.starts: list[int] = []
+
+        def add_indent_tokens(self) -> None:
+            self.tokens.extend(self.indent_tokens)
+            for token in self.indent_tokens:
+                self.offset += len(token)
+
+        def add_token(self, value: str) -> None:
+            self.tokens.append(value)
+            self.offset += len(value)
+
+        def pop_trailing_newline(self) -> None:
+            if self.tokens:
+                self.offset -= len(self.tokens.pop())
+
+        def before_codegen(self, node: cst.CSTNode) -> None:
+            self.starts.append(self.offset)
+
+        def after_codegen(self, node: cst.CSTNode) -> None:
+            start = self.starts.pop()
+            if node not in self.spans:  # a syntactic position recorded inside wins
+                self.spans[node] = (start, self.offset)
+
+        @contextmanager
+        def record_syntactic_position(
+            self,
+            node: cst.CSTNode,
+            *,
+            start_node: Optional[cst.CSTNode] = None,
+            end_node: Optional[cst.CSTNode] = None,
+        ) -> Iterator[None]:
+            start = self.offset
+            try:
+                yield
+            finally:
+                end = self.offset
+                if start_node is not None:
+                    start = self.spans[start_node][0]
+                if end_node is not None:
+                    end = self.spans[end_node][1]
+                self.spans[node] = (start, end)
+
+    return _OffsetState
+
+
+_STATE = None
+
+
+def _fast(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[cst.CSTNode, Span]:
+    global _STATE
+    if _STATE is None:
+        _STATE = _offset_state_class()
+    state = _STATE(module)
+    module._codegen(state)
+    code = "".join(state.tokens)
+    line_starts = [0] + [m.end() for m in _NEWLINE.finditer(code)]
+
+    def line_col(offset: int) -> tuple[int, int]:
+        index = bisect.bisect_right(line_starts, offset) - 1
+        return index + 1, offset - line_starts[index]
+
+    found: dict[cst.CSTNode, Span] = {}
+    for node in nodes:
+        span = state.spans.get(node)
+        if span is not None:
+            found[node] = (*line_col(span[0]), *line_col(span[1]))
+    return found
+
+
+def _provider(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[cst.CSTNode, Span]:
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    ranges = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    found: dict[cst.CSTNode, Span] = {}
+    for node in nodes:
+        rng = ranges.get(node)
+        if rng is not None:
+            found[node] = (rng.start.line, rng.start.column, rng.end.line, rng.end.column)
+    return found
+
+
+def node_positions(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[cst.CSTNode, Span]:
+    """The span of each of ``nodes`` (found by identity) in ``module``, as libcst's
+    ``PositionProvider`` defines it; nodes that are not in the module are left out."""
+    wanted = list(nodes)
+    try:
+        return _fast(module, wanted)
+    except Exception:  # libcst's private code generation changed: use the public provider
+        return _provider(module, wanted)
