@@ -160,6 +160,20 @@ def _child_fields(tp: type) -> tuple[str, ...]:
     return fields
 
 
+_NODE_TYPES: dict[type, bool] = {}
+
+
+def _is_node_type(tp: type) -> bool:
+    """``issubclass(tp, cst.CSTNode)``, cached: CSTNode is an ABC, and its checks are slow."""
+    known = _NODE_TYPES.get(tp)
+    if known is None:
+        known = _NODE_TYPES[tp] = issubclass(tp, cst.CSTNode)
+    return known
+
+
+#: node types without child expressions
+_LEAF_TYPES = (cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.Ellipsis,
+               cst.Pass, cst.Break, cst.Continue)
 _SCOPED_EXPRS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp, cst.Lambda)
 _TERMINAL = (cst.Return, cst.Raise)
 _LOOP_EXIT = (cst.Continue, cst.Break)
@@ -183,8 +197,16 @@ class _Exit:
 class RuleContext(Evaluator):
     """What a hook may ask of the analysis, and where it reports (see the module docstring)."""
 
-    def __init__(self, module: cst.Module, imports: ImportTable, rules: list[Rule] = ()) -> None:
+    def __init__(
+        self,
+        module: cst.Module,
+        imports: ImportTable,
+        rules: list[Rule] = (),
+        text: Optional[str] = None,
+    ) -> None:
         self.module = module
+        #: the file's source text when the caller has it (rules may pre-screen it cheaply)
+        self.text = text
         self.imports = imports
         self.findings: list[Finding] = []
         #: (rule code, exception) for every hook that raised; the engine reports SC999 for each
@@ -215,6 +237,8 @@ class RuleContext(Evaluator):
             for attr in dir(rule):
                 if attr.startswith("visit_"):
                     self._hooks.setdefault(attr[6:], []).append((rule.code, getattr(rule, attr)))
+        #: leaf node types (names, literals) that no rule hooks: the walk skips them
+        self._silent_leaves = frozenset(tp for tp in _LEAF_TYPES if tp.__name__ not in self._hooks)
 
     # ------------------------------------------------------------------ public API
     def report(
@@ -269,11 +293,11 @@ class RuleContext(Evaluator):
             self._hooks_by_type[tp] = hooks
         return hooks
 
-    def _fire(self, node: cst.CSTNode) -> None:
-        hooks = self._hooks_for(type(node))
-        if not hooks:
-            return
-        for code, hook in list(hooks):
+    def _fire(self, node: cst.CSTNode, hooks: Optional[list] = None) -> None:
+        if hooks is None:
+            hooks = self._hooks_for(type(node))
+        # _drop() replaces the lists, never mutates them: iterating this one stays safe
+        for code, hook in hooks:
             self.current_code = code
             try:
                 hook(node, self)
@@ -291,26 +315,30 @@ class RuleContext(Evaluator):
         stack = self._stack
         stack.append(node)
         tp = type(node)
-        if self._hooks_for(tp):
-            self._fire(node)
+        hooks = self._hooks_for(tp)
+        if hooks:
+            self._fire(node, hooks)
         masked = None
         if tp in _SCOPED_EXPRS:
             masked = self._mask(node)
+        leaves = self._silent_leaves
         for name in _child_fields(tp):
             value = getattr(node, name)
-            if isinstance(value, cst.CSTNode):
-                self._walk(value)
-            elif type(value) in (tuple, list):
+            vtp = type(value)
+            if vtp is tuple or vtp is list:
                 for child in value:
-                    if isinstance(child, cst.CSTNode):
+                    ctp = type(child)
+                    if ctp not in leaves and _is_node_type(ctp):
                         self._walk(child)
+            elif vtp not in leaves and _is_node_type(vtp):
+                self._walk(value)
         if masked is not None:
             for key, old in masked.items():
                 if old is None:
                     self.env.pop(key, None)
                 else:
                     self.env[key] = old
-        if tp is cst.NamedExpr and isinstance(node.target, cst.Name):
+        if tp is cst.NamedExpr and type(node.target) is cst.Name:
             self.env[node.target.value] = fresh()
         stack.pop()
 
@@ -1064,11 +1092,15 @@ _STMT_HANDLERS = {
 }
 
 
-def analyze(module: cst.Module, rules: list[Rule]) -> RuleContext:
+def analyze(module: cst.Module, rules: list[Rule], text: Optional[str] = None) -> RuleContext:
     """Walk ``module`` once, inferring facts and running the hooks of ``rules``.
 
-    Returns the context: ``.findings`` holds the diagnostics, ``.crashes`` the rules that raised.
+    ``text``, the source ``module`` was parsed from, is optional: rules use it to skip work that
+    the text shows cannot matter. Returns the context: ``.findings`` holds the diagnostics,
+    ``.crashes`` the rules that raised.
     """
-    ctx = RuleContext(module, ImportTable(), list(rules))
+    if text is not None:
+        rules = [r for r in rules if not isinstance(r, Rule) or type(r).applies_to(text)]
+    ctx = RuleContext(module, ImportTable(), rules, text)
     ctx.run()
     return ctx

@@ -81,7 +81,7 @@ def test_crashing_rule_is_one_sc999_and_others_still_run():
 def test_walker_crash_is_sc999(monkeypatch):
     from shapecheck import infer
 
-    def explode(module, rules):
+    def explode(module, rules, text=None):
         raise ValueError("walker broke")
 
     monkeypatch.setattr(infer, "analyze", explode)

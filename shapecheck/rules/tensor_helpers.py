@@ -7,6 +7,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from shapecheck.facts import TENSOR, Fact
+from shapecheck.infer_eval import dotted_name
 from shapecheck.shapes import format_shape
 
 
@@ -177,16 +178,8 @@ def walk(node: cst.CSTNode, *, into_defs: bool = False) -> Iterator[cst.CSTNode]
             stack.extend(current.children)
 
 
-def name_of(expr: cst.BaseExpression) -> Optional[str]:
-    """``a.b.c`` for a Name/Attribute chain, else ``None``."""
-    parts = []
-    while isinstance(expr, cst.Attribute):
-        parts.append(expr.attr.value)
-        expr = expr.value
-    if isinstance(expr, cst.Name):
-        parts.append(expr.value)
-        return ".".join(reversed(parts))
-    return None
+#: ``a.b.c`` for a Name/Attribute chain, else ``None`` (the inference's own helper)
+name_of = dotted_name
 
 
 def short(ctx, node: cst.CSTNode, limit: int = 40) -> str:
