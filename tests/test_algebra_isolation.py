@@ -74,7 +74,7 @@ def test_algebra_works_without_torch_and_libcst():
 
 
 def test_algebra_sources_do_not_name_torch_or_libcst():
-    for name in ("shapes", "broadcast", "einsum_parser", "errors", "algebra_cli"):
+    for name in ("shapes", "broadcast", "einsum_parser", "einsum_order", "errors", "algebra_cli"):
         text = (REPO / "shapecheck" / f"{name}.py").read_text(encoding="utf-8")
         for line in text.splitlines():
             stripped = line.strip()

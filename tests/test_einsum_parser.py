@@ -13,7 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shapecheck.einsum_parser import ELLIPSIS, ContractionPlan, EinsumSpec, parse, parse_sublist
+from shapecheck.einsum_order import ContractionPlan
+from shapecheck.einsum_parser import ELLIPSIS, EinsumSpec, parse, parse_sublist
 from shapecheck.errors import (
     EinsumOperandCountError,
     EinsumShapeError,
