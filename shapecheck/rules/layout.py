@@ -21,7 +21,7 @@ def _view_call(node: cst.Call) -> Optional[str]:
 
 
 def _format_target(target) -> str:
-    return "(" + ", ".join("?" if d is None else str(d) for d in target) + ")"
+    return "(" + ", ".join(str(d) for d in target) + ")"
 
 
 @register
@@ -123,9 +123,13 @@ a view is impossible.
         if recv.shape is not None and recv.strides is not None and recv.shape.is_fully_known:
             detail = f" (shape {format_shape(recv.shape)}, strides {tuple(recv.strides)})"
         fix = Fix(func, func.with_changes(attr=cst.Name("reshape")))
+        if all(d is not None for d in target):
+            view = f".view{_format_target(target)}"
+        else:  # sizes the linter cannot compute: quote them as written
+            view = ".view(" + ", ".join(ctx.source(a.value) for a in node.args) + ")"
         ctx.report(
             node,
-            f"`{subject}` is not contiguous {why}{detail}; `.view{_format_target(target)}` would "
+            f"`{subject}` is not contiguous {why}{detail}; `{view}` would "
             f"merge dims whose strides do not line up and raises at run time; use `.reshape()` "
             f"or call `.contiguous()` first",
             fix=fix,
