@@ -20,8 +20,12 @@ def _view_call(node: cst.Call) -> Optional[str]:
     return None
 
 
-def _format_target(target) -> str:
-    return "(" + ", ".join(str(d) for d in target) + ")"
+def _call_text(ctx, node: cst.Call, method: str, target) -> str:
+    """``.view(2, 3)`` with the sizes the linter computed, or the arguments as written when
+    some size is unknown (``.view(batch, seq, -1)``)."""
+    if all(d is not None for d in target):
+        return f".{method}(" + ", ".join(str(d) for d in target) + ")"
+    return f".{method}(" + ", ".join(ctx.source(a.value) for a in node.args) + ")"
 
 
 @register
@@ -123,10 +127,7 @@ a view is impossible.
         if recv.shape is not None and recv.strides is not None and recv.shape.is_fully_known:
             detail = f" (shape {format_shape(recv.shape)}, strides {tuple(recv.strides)})"
         fix = Fix(func, func.with_changes(attr=cst.Name("reshape")))
-        if all(d is not None for d in target):
-            view = f".view{_format_target(target)}"
-        else:  # sizes the linter cannot compute: quote them as written
-            view = ".view(" + ", ".join(ctx.source(a.value) for a in node.args) + ")"
+        view = _call_text(ctx, node, "view", target)
         ctx.report(
             node,
             f"`{subject}` is not contiguous {why}{detail}; `{view}` would "
@@ -187,7 +188,7 @@ y = x.view(3, -1)      # give every size but one
         if count > 1:
             ctx.report(
                 node,
-                f"`.{method}{_format_target(target)}` passes -1 for {count} dims; torch can infer "
+                f"`{_call_text(ctx, node, method, target)}` passes -1 for {count} dims; torch can infer "
                 f"only one size and raises `only one dimension can be inferred`",
             )
 
@@ -265,7 +266,7 @@ y = x.view(3, 2)
         ctx.report(
             node,
             f"`{subject}` has shape {format_shape(recv.shape)} ({numel} elements) but "
-            f"`.{method}{_format_target(target)}` needs {want}; torch raises `shape is invalid "
+            f"`{_call_text(ctx, node, method, target)}` needs {want}; torch raises `shape is invalid "
             f"for input of size {numel}`",
         )
 
