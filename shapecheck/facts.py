@@ -30,6 +30,14 @@ Fields (all optional):
   holds a ``(values, indices)`` pair if it is a tensor's (``x.max(1)`` with ``x`` unknown: only
   ``.values``/``.indices`` read it).
 - ``features``: for an ``nn.Linear``: ``(in_features, out_features)`` as dims.
+- ``params``: for a module: the names of the parameters it holds directly that ``model.<name>``
+  reads as tensors, when known (``("weight", "bias")`` for ``nn.Linear(3, 2)``, ``("weight",)``
+  with ``bias=False``, ``()`` for ``nn.ReLU()``). A module's ``device`` is set only when it is
+  known to hold parameters or buffers (a module that holds none has no device); its ``grad`` is
+  always unknown (``grad`` is about tensors).
+- ``trainable``: for a module: ``True`` when it holds parameters that require grad (calling it
+  with grad mode on gives a ``NON_LEAF`` tensor), ``False`` when it holds none that does
+  (``nn.ReLU()``, after ``model.requires_grad_(False)``), ``None`` when unknown.
 - ``reduction``: for a reduction without ``keepdim``: a :class:`Reduction` saying what it reduced.
 - ``is_scalar_cpu``: the tensor is 0-dim on the CPU (mixes legally with CUDA tensors).
 - ``elems``: the facts of each element of a sequence of known length.
@@ -109,6 +117,10 @@ class Fact:
     dim: Dim = None
     qual: Optional[str] = None
     features: Optional[tuple[Dim, Dim]] = None
+    #: for a module: the names of the parameters it holds directly, when known
+    params: Optional[tuple[str, ...]] = None
+    #: for a module: whether it holds parameters that require grad
+    trainable: Optional[bool] = None
     reduction: Optional[Reduction] = None
     is_scalar_cpu: bool = False
     #: the facts of each element, for a sequence of known length (a tuple literal, the
@@ -144,7 +156,7 @@ class Fact:
 def _key(f: Fact) -> tuple:
     return (
         f.kind, f.shape, f.layout, f.strides, f.perm, f.moved_by, f.device, f.grad,
-        f.dtype_kind, f.value, f.dim, f.qual, f.features, id(f.reduction.source) if f.reduction else None,
+        f.dtype_kind, f.value, f.dim, f.qual, f.features, f.params, f.trainable, id(f.reduction.source) if f.reduction else None,
         f.reduction.axes if f.reduction else None, f.is_scalar_cpu,
         tuple(id(e) for e in f.elems) if f.elems is not None else None,
     )
@@ -179,6 +191,8 @@ def join(a: Fact, b: Fact) -> Fact:
         dim=a.dim if a.dim == b.dim else None,
         qual=a.qual if a.qual == b.qual else None,
         features=a.features if a.features == b.features else None,
+        params=a.params if a.params == b.params else None,
+        trainable=a.trainable if a.trainable == b.trainable else None,
         reduction=a.reduction if a.reduction is not None and a.reduction == b.reduction else None,
         is_scalar_cpu=a.is_scalar_cpu and b.is_scalar_cpu,
         elems=_join_elems(a.elems, b.elems),

@@ -61,13 +61,35 @@ transpose/permute/expand moved. At ``if``/``try`` joins facts that differ become
 (``cuda`` on one path and ``cpu`` on the other is ``maybe-cuda``); a path that returns or raises
 does not join; loops are analysed with the entry facts joined with those at the end of the body
 (and at every ``continue``/``break``). Functions see the module's names bound exactly once, with
-annotation names removed; methods of a class also see the modules, optimizers, devices and
-parameters that ``__init__`` assigned to ``self``.
+annotation names removed (and modules without their device and parameters: module-level code run
+before the call may move them); methods of a class also see the modules, optimizers, devices and
+parameters that ``__init__`` assigned to ``self`` (without a device: the instance may have been
+moved since).
+
+Modules: a ``torch.nn`` layer knows the parameters it holds (``model.weight`` of an
+``nn.Linear`` is a leaf tensor that requires grad, on the module's device; ``bias=False``,
+``elementwise_affine=False`` and ``affine=False`` are read); ``model.<p>`` of an instance of a
+class of this file is the ``self.<p>`` its ``__init__`` assigned. Calling a module whose
+parameters require grad gives a ``non-leaf`` tensor with grad mode on; a module without
+parameters (``nn.ReLU()``, ``nn.MSELoss()``) computes on its inputs' device and grad. A module
+has a device only when it is known to hold parameters or buffers; an instance of a class of this
+file with a method that moves ``self`` (``self.cuda()``, ``self.to(...)``) has none. Two facts are
+read from the whole file before the walk: a file that changes the default device
+(``torch.set_default_device``, ``set_default_tensor_type``, ``with torch.device(...):``) has no
+``cpu`` fact for factories and modules built without ``device=``; a file that turns
+``requires_grad`` off (``m.requires_grad_(False)``, ``p.requires_grad = False``) leaves the grad
+of module parameters and outputs unknown; a file with a plain ``torch.set_grad_enabled(False)``
+statement has grad mode unknown wherever no ``with``/decorator sets it. A module passed to a
+function that is not a builtin (``weight_norm(layer)``, ``prune.l1_unstructured(layer, ...)``,
+``to_gpu(model)``) keeps only its class. ``torch.equal``, ``torch.allclose``,
+``x.is_contiguous()`` and the other calls of ``PYTHON_BOOL_RESULTS`` are Python bools.
 """
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
+import re
 from typing import Optional
 
 import libcst as cst
@@ -219,7 +241,14 @@ class RuleContext(Evaluator):
         self.class_attrs: dict[str, dict[str, Fact]] = {}
         self.class_bases: dict[str, list[str]] = {}
         self.signatures: dict = {}
+        #: local classes with a method that moves ``self`` (``self.cuda()``, ``self.to(...)``)
+        self.class_moves: set[str] = set()
+        #: the file changes torch's default device (``torch.set_default_device``, ``with
+        #: torch.device(...)``): factories and modules without ``device=`` may not be on the CPU
         self.default_device_set = False
+        #: the file turns ``requires_grad`` off somewhere (``m.requires_grad_(False)``,
+        #: ``p.requires_grad = False``): the parameters of modules may not require grad
+        self.params_frozen = False
         self.statement: Optional[cst.CSTNode] = None
         self.function: Optional[cst.FunctionDef] = None
         self.class_def: Optional[cst.ClassDef] = None
@@ -231,6 +260,8 @@ class RuleContext(Evaluator):
         self._stack: list[cst.CSTNode] = []
         self._loop_exits: list[list[dict]] = []
         self._module_globals: set[str] = set()
+        #: every name the module binds at top level (functions and classes included)
+        self._module_names: set[str] = set()
         self._hooks: dict[str, list] = {}
         self._hooks_by_type: dict[type, list] = {}
         for rule in rules:
@@ -381,6 +412,12 @@ class RuleContext(Evaluator):
     def run(self) -> None:
         """Analyse the whole module."""
         module = self.module
+        text = self.text if self.text is not None else module.code
+        self.default_device_set = _changes_default_device(text)
+        self.params_frozen = _FREEZES.search(text) is not None
+        if _switches_grad_off(text):
+            self._default_grad = None
+            self._grad = [None]
         self._prescan(module.body)
         if not self._silent:
             self._stack.append(module)
@@ -407,6 +444,7 @@ class RuleContext(Evaluator):
         declared: set[str] = set()
         _scan_statements(body, declared, set())
         self._module_globals = {n for n, c in counts.items() if c == 1 and n not in declared}
+        self._module_names = set(counts)
 
     def _signature(self, fn: cst.FunctionDef):
         ret = annotation_fact(fn.returns.annotation if fn.returns else None, self.imports) \
@@ -584,6 +622,8 @@ class RuleContext(Evaluator):
         self._walk_header(node, list(node.items))
         mode = self._grad[-1]
         for item in node.items:
+            if isinstance(item.item, cst.Call) and self.imports.resolve(item.item.func) == "torch.device":
+                self.default_device_set = True  # also one the text scan missed (a multi-line `with`)
             m = self._grad_mode_of(item.item)
             if m is not _NOT_GRAD_CM:
                 mode = m
@@ -645,7 +685,7 @@ class RuleContext(Evaluator):
         for name in self._module_globals:
             f = module_env.get(name)
             if f is not None:
-                env[name] = _without_symbols(f)
+                env[name] = _global_view(f)
         if method_of is not None:
             env.update(self.class_attrs.get(method_of.name.value, {}))
         params = _all_params(node.params)
@@ -656,7 +696,7 @@ class RuleContext(Evaluator):
                 if i == 0 and method_of is not None and p.name.value == "self" and self.in_module_class:
                     f = Fact(kind=MODULE, qual=method_of.name.value)
             env[p.name.value] = f
-        mode: Optional[bool] = True
+        mode: Optional[bool] = self._default_grad
         for d in decorators:
             m = self._grad_mode_of(d)
             if m is not _NOT_GRAD_CM:
@@ -677,7 +717,7 @@ class RuleContext(Evaluator):
                 for key, f in self.env.items():
                     if key.startswith("self.") and key.count(".") == 1 and _exportable(f) \
                             and key not in self._rebound_attrs:
-                        table[key] = _without_symbols(f)
+                        table[key] = _exported(f)
         finally:
             (self.env, self.function, self.loops, self._grad, self._loop_exits,
              self.in_forward, self.class_def, self.in_module_class) = saved
@@ -693,6 +733,8 @@ class RuleContext(Evaluator):
         for base in node.bases:
             if isinstance(base.value, cst.Name) and base.value.value in self.class_attrs:
                 inherited.update(self.class_attrs[base.value.value])
+            if isinstance(base.value, cst.Name) and base.value.value in self.class_moves:
+                self.class_moves.add(name)
         if inherited:
             self.class_attrs[name] = dict(inherited)
         saved = (self.env, self.class_def, self.in_module_class, self._class_env, self.loops, self._grad,
@@ -700,7 +742,10 @@ class RuleContext(Evaluator):
         rebound: set[str] = set()
         for stmt in node.body.body:
             if isinstance(stmt, cst.FunctionDef) and stmt.name.value != "__init__":
-                _scan_statements(stmt.body.body, set(), rebound)
+                moves: list = []
+                _scan_statements(stmt.body.body, set(), rebound, moves)
+                if moves:
+                    self.class_moves.add(name)
         self._rebound_attrs = rebound
         if self.function is None and self.class_def is None:
             self._globals_env = self.env
@@ -709,7 +754,7 @@ class RuleContext(Evaluator):
         self.class_def = node
         self.in_module_class = is_module
         self.loops = []
-        self._grad = [True]
+        self._grad = [self._default_grad]
         try:
             self._body(node.body)
         finally:
@@ -718,6 +763,9 @@ class RuleContext(Evaluator):
         self.env.pop(name, None)
         return _Exit.NORMAL
 
+    #: grad mode where no context says otherwise: unknown in a file that switches it off with a
+    #: plain ``torch.set_grad_enabled(False)`` statement (process-wide, until switched back)
+    _default_grad: Optional[bool] = True
     _class_env: Optional[dict] = None
     _globals_env: dict = {}
     #: ``self.x`` keys that a method other than ``__init__`` assigns: not exported from __init__
@@ -757,6 +805,8 @@ class RuleContext(Evaluator):
                 if isinstance(t.target, (cst.Tuple, cst.List)) and value.kind == SIZE:
                     self._refine_rank(small.value, t.target)
                 self._bind(t.target, value)
+            if type(small.value) is cst.Call:
+                self._modules_passed(small.value)
         elif tp is cst.AnnAssign:
             f = self.fact(small.value) if small.value is not None else None
             ann = annotation_fact(small.annotation.annotation, self.imports)
@@ -768,6 +818,8 @@ class RuleContext(Evaluator):
             self._aug_assign(small)
         elif tp is cst.Expr:
             self._expr_statement(small.value)
+            if type(small.value) is cst.Call:
+                self._modules_passed(small.value)
         elif tp is cst.Import:
             self.imports.add_import(small)
             for alias in small.names:
@@ -890,12 +942,31 @@ class RuleContext(Evaluator):
             grad = None
         self._set(owner, cur.with_(grad=grad, reduction=None))
 
+    def _modules_passed(self, call: cst.Call) -> None:
+        """A module passed to a function may come back changed (``weight_norm(layer)``,
+        ``prune.l1_unstructured(layer, ...)`` make ``layer.weight`` a computed tensor,
+        ``accelerator.prepare(model)`` moves it): forget what it holds and where it is."""
+        func = call.func
+        if type(func) is cst.Name and func.value in _BUILTINS and func.value not in self.env \
+                and func.value not in self._module_names and self.imports.resolve(func) is None:
+            return  # a builtin (`print`, `isinstance`): it only reads what it is given
+        env = self.env
+        for arg in call.args:
+            value = arg.value
+            tp = type(value)
+            if tp is not cst.Name and tp is not cst.Attribute:
+                continue
+            key = value.value if tp is cst.Name else dotted_name(value)
+            f = env.get(key) if key is not None else None
+            if f is None or f.kind != MODULE or (f.device is None and f.params is None and f.trainable is None):
+                continue
+            qual = self.imports.resolve(func)
+            if qual is not None and qual.startswith("torch.nn.") and qual.count(".") == 2:
+                return  # `nn.Sequential(layer, ...)`: a container keeps the layer as it is
+            self._set(key, Fact(kind=MODULE, qual=f.qual, features=f.features))
+
     def _expr_statement(self, value: cst.BaseExpression) -> None:
         if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
-            if isinstance(value, cst.Call):
-                qual = self.imports.resolve(value.func)
-                if qual == "torch.set_default_device":
-                    self.default_device_set = True
             return
         func = value.func
         owner = dotted_name(func.value)
@@ -904,8 +975,10 @@ class RuleContext(Evaluator):
         method = func.attr.value
         cur = self.fact(func.value)
         if cur.kind == MODULE:
-            if method in ("to", "cuda", "cpu"):
+            if method in ("to", "cuda", "cpu", "requires_grad_"):
                 self._set(owner, self.fact(value))
+            if owner == "self" and method in _MOVES and self.class_def is not None:
+                self.class_moves.add(self.class_def.name.value)  # `self.cuda()` in `__init__`
             return
         if cur.kind not in (TENSOR, None):
             return
@@ -948,6 +1021,62 @@ def _without_symbols(f: Fact) -> Fact:
         return f
     return f.with_(shape=Shape(tuple(None if isinstance(d, str) else d for d in shape.dims),
                                shape.rest_at, None))
+
+
+def _global_view(f: Fact) -> Fact:
+    """The fact of a module-level name inside a function: without annotation names; a module
+    also without its device and parameters (module-level code that runs before the call may move
+    it, ``model.to(device)``, or wrap its weights)."""
+    f = _without_symbols(f)
+    if f.kind == MODULE and (f.device is not None or f.params is not None):
+        f = f.with_(device=None, params=None)
+    return f
+
+
+def _exported(f: Fact) -> Fact:
+    """The fact of ``self.x`` that other methods see: without annotation names, and without a
+    device for tensors and modules (whoever built the instance may have moved it since)."""
+    f = _without_symbols(f)
+    if f.kind in (TENSOR, MODULE) and (f.device is not None or f.is_scalar_cpu):
+        f = f.with_(device=None, is_scalar_cpu=False)
+    return f
+
+
+_BUILTINS = frozenset(dir(builtins))
+_GRAD_SWITCH = re.compile(r"[ \t]*(?:[\w.]+[ \t]*=[ \t]*)?[\w.]*set_grad_enabled\(\s*(?!True\s*\))")
+
+
+def _switches_grad_off(text: str) -> bool:
+    """True when a line starts with a ``torch.set_grad_enabled(...)`` call whose argument is not
+    ``True``, alone or assigned (``with`` and decorators scope the switch and are read as such)."""
+    start = text.find("set_grad_enabled(")
+    while start >= 0:
+        if _GRAD_SWITCH.match(text, text.rfind("\n", 0, start) + 1):
+            return True
+        start = text.find("set_grad_enabled(", start + 17)
+    return False
+
+
+_WITH_LINE = re.compile(r"[ \t]*(?:async[ \t]+)?with\b")
+
+
+def _changes_default_device(text: str) -> bool:
+    """True when the text calls ``set_default_device``/``set_default_tensor_type``, or has a
+    line ``with ...device(...)`` (``with torch.device("cuda"):``)."""
+    if "set_default_device" in text or "set_default_tensor_type" in text:
+        return True
+    start = text.find("device(")
+    while start >= 0:
+        if _WITH_LINE.match(text, text.rfind("\n", 0, start) + 1, start):
+            return True
+        start = text.find("device(", start + 7)
+    return False
+
+
+#: text that turns ``requires_grad`` off somewhere in a file
+_FREEZES = re.compile(r"\.requires_grad_\((?!\s*\)|\s*True\s*\))|\.requires_grad\s*=(?!=)(?!\s*True\b)")
+#: methods that move a module's parameters to another device
+_MOVES = frozenset({"to", "cuda", "cpu", "xpu", "mps", "to_empty", "ipu"})
 
 
 def _exportable(f: Fact) -> bool:
@@ -1036,12 +1165,15 @@ def _count_bindings(stmt, counts: dict, top: bool) -> None:
             _count_bindings(s, counts, top=False)
 
 
-def _scan_statements(stmts, declared_global: set, self_attrs: set) -> None:
-    """Statements only (no expression walk): names declared ``global`` anywhere, and the
-    ``self.x`` attributes assigned (as ``self.x = ...``, also inside nested blocks)."""
+def _scan_statements(stmts, declared_global: set, self_attrs: set, moves: Optional[list] = None) -> None:
+    """Statements only (no expression walk): names declared ``global`` anywhere, the ``self.x``
+    attributes assigned (as ``self.x = ...``, also inside nested blocks), and (into ``moves``,
+    when given) the statements that move ``self`` (``self.cuda()``, ``x = self.to(d)``)."""
     for stmt in stmts:
         if isinstance(stmt, (cst.SimpleStatementLine, cst.BaseSmallStatement)):
             for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else (stmt,):
+                if moves is not None and _moves_self(getattr(small, "value", None)):
+                    moves.append(small)
                 if isinstance(small, cst.Global):
                     declared_global.update(n.name.value for n in small.names)
                 elif isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
@@ -1058,7 +1190,16 @@ def _scan_statements(stmts, declared_global: set, self_attrs: set) -> None:
             _scan_statements(stmt.body.body, declared_global, self_attrs)
             continue
         for block in _sub_blocks(stmt):
-            _scan_statements(block, declared_global, self_attrs)
+            _scan_statements(block, declared_global, self_attrs, moves)
+
+
+def _moves_self(value) -> bool:
+    """True for ``self.to(...)``, ``self.cuda()``... (methods that move a module's parameters)."""
+    if type(value) is not cst.Call:
+        return False
+    func = value.func
+    return type(func) is cst.Attribute and func.attr.value in _MOVES and type(func.value) is cst.Name \
+        and func.value.value == "self"
 
 
 def _sub_blocks(stmt) -> list:

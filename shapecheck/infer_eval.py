@@ -44,9 +44,9 @@ ELEMENTWISE_BINARY = {
     "add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "fmod", "pow",
     "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
     "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "atan2", "hypot", "subtract",
-    "multiply", "divide", "greater", "less", "equal", "not_equal", "fmax", "fmin", "xlogy",
+    "multiply", "divide", "greater", "less", "not_equal", "fmax", "fmin", "xlogy",
 }
-COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge", "greater", "less", "equal", "not_equal",
+COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge", "greater", "less", "not_equal",
                "isnan", "isinf", "isfinite", "logical_not", "logical_and", "logical_or",
                "logical_xor"}
 #: ops whose result has no gradient (integer or boolean results, or detached)
@@ -60,6 +60,27 @@ FACTORIES = {"zeros", "ones", "empty", "full", "rand", "randn", "randint", "aran
 _LIKE = {"zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like",
          "randint_like"}
 _MOVE_METHODS = {"transpose", "swapaxes", "swapdims", "permute", "t", "movedim", "moveaxis"}
+
+#: torch functions and Tensor methods that return a Python ``bool``, not a tensor
+PYTHON_BOOL_RESULTS = frozenset(
+    {"equal", "allclose", "is_tensor", "is_storage", "is_floating_point", "is_complex",
+     "is_nonzero", "is_same_size", "is_contiguous", "is_pinned", "is_shared", "is_signed",
+     "is_inference", "is_set_to", "is_conj", "is_neg"}
+)
+#: other ``torch.*`` functions (dotted after ``torch.``) that return a Python ``bool``
+_TORCH_BOOL_FUNCTIONS = frozenset(
+    {"is_grad_enabled", "is_inference_mode_enabled", "is_autocast_enabled",
+     "are_deterministic_algorithms_enabled", "is_deterministic_algorithms_warn_only_enabled",
+     "is_anomaly_enabled", "is_warn_always_enabled", "cuda.is_available", "cuda.is_initialized",
+     "backends.mps.is_available", "backends.cudnn.is_available", "distributed.is_available",
+     "distributed.is_initialized", "jit.is_scripting", "jit.is_tracing", "compiler.is_compiling",
+     "onnx.is_in_onnx_export"}
+)
+#: Tensor attributes that are Python bools
+_BOOL_ATTRS = frozenset(
+    {"is_cuda", "requires_grad", "is_leaf", "is_sparse", "is_quantized", "is_meta", "is_cpu",
+     "is_mps", "is_nested", "is_xpu", "is_mkldnn"}
+)
 
 MODULE_METHODS_RETURNING_SELF = {"to", "cuda", "cpu", "train", "eval", "float", "double", "half",
                                  "bfloat16", "requires_grad_", "type", "apply", "share_memory",
@@ -126,7 +147,10 @@ class Evaluator:
 
     Subclasses provide ``env``, ``imports`` (an import table with ``resolve``), ``memo``,
     ``grad_enabled``, ``classes`` (local class name -> is-nn.Module or None), ``signatures``
-    (local function name -> ``(params, return shape)``) and ``default_device_set``.
+    (local function name -> ``(params, return shape)``), ``class_attrs`` (local class name ->
+    the ``self.x`` facts its ``__init__`` exports), ``class_moves`` (local classes with a method
+    that moves ``self``), ``default_device_set`` (the file changes torch's default device) and
+    ``params_frozen`` (the file turns ``requires_grad`` off somewhere).
     """
 
     env: dict
@@ -136,7 +160,10 @@ class Evaluator:
     grad_enabled: Optional[bool]
     classes: dict
     signatures: dict
+    class_attrs: dict
+    class_moves: set
     default_device_set: bool
+    params_frozen: bool
 
     # ------------------------------------------------------------------ entry points
     def fact(self, expr: cst.CSTNode) -> Fact:
@@ -246,7 +273,7 @@ class Evaluator:
                 return base.elems[1]
             return UNKNOWN
         if kind == MODULE:
-            return UNKNOWN
+            return self._module_attr(base, attr)
         tensorish = kind == TENSOR
         if attr in ("T", "mT", "H", "mH") and (tensorish or kind is None):
             rank = base.rank
@@ -277,12 +304,36 @@ class Evaluator:
             return O.plain_tensor(base.shape, device=base.device, grad=NO_GRAD, dtype_kind=base.dtype_kind)
         if attr in ("real", "imag"):
             return base.with_(dtype_kind="float", layout=None, strides=None, reduction=None)
-        if attr in ("is_cuda", "requires_grad", "is_leaf"):
+        if attr in _BOOL_ATTRS:
             return Fact(kind=BOOL)
         if attr == "ndim":
             r = base.rank
             return Fact(kind=INT, value=r, dim=r)
         return UNKNOWN
+
+    def _module_attr(self, module: Fact, attr: str) -> Fact:
+        """``model.weight`` of a ``torch.nn`` layer; ``model.<x>`` that ``__init__`` of a class of
+        this file assigned (a parameter, a submodule); else unknown."""
+        qual = module.qual
+        if qual is None:
+            return UNKNOWN
+        if qual.startswith("torch.nn."):
+            if module.params is None or attr not in module.params:
+                return UNKNOWN
+            grad = {True: LEAF_REQUIRES_GRAD, False: NO_GRAD}.get(module.trainable)
+            return Fact(kind=TENSOR, device=module.device, dtype_kind=FLOAT, grad=grad)
+        table = self.class_attrs.get(qual)
+        f = table.get("self." + attr) if table is not None else None
+        if f is None:
+            return UNKNOWN
+        if f.kind == TENSOR:
+            grad = None if self.params_frozen else f.grad
+            return f.with_(device=module.device, grad=grad, is_scalar_cpu=False)
+        if f.kind == MODULE:
+            holds = module_holds(f)
+            return f.with_(device=module.device if holds else None,
+                           trainable=None if self.params_frozen else f.trainable)
+        return f
 
     # ------------------------------------------------------------------ subscripts
     def _subscript(self, expr: cst.Subscript) -> Fact:
@@ -534,6 +585,10 @@ class Evaluator:
             return self._method_call(recv, func.attr.value, expr, recv_expr=func.value)
         if isinstance(func, cst.Name):
             return self._local_call(func.value, expr)
+        if isinstance(func, cst.Call):
+            built = self.fact(func)
+            if built.kind == MODULE:
+                return self._module_call(built, expr)  # `nn.Linear(3, 2)(x)`
         return UNKNOWN
 
     def _local_call(self, name: str, expr: cst.Call) -> Fact:
@@ -543,9 +598,8 @@ class Evaluator:
                 return self._module_call(bound, expr)
             return UNKNOWN
         if name in self.classes:
-            is_module = self.classes[name]
-            if is_module:
-                return Fact(kind=MODULE, qual=name, device=None if self.default_device_set else CPU)
+            if self.classes[name]:
+                return self._local_module(name)
             return UNKNOWN
         sig = self.signatures.get(name)
         if sig is not None:
@@ -559,6 +613,26 @@ class Evaluator:
         if name in ("str", "repr"):
             return Fact(kind=STR)
         return UNKNOWN
+
+    def _local_module(self, name: str) -> Fact:
+        """An instance of ``name``, an ``nn.Module`` class of this file.
+
+        Its parameters require grad when ``__init__`` assigned one to ``self`` (directly, or as a
+        layer); it is on the CPU when it holds one, unless a method of the class moves ``self``
+        (``self.cuda()``, ``self.to(...)``) or the file changes the default device.
+        """
+        holds = False
+        trainable = None
+        for f in self.class_attrs.get(name, {}).values():
+            if f.kind == TENSOR and f.grad == LEAF_REQUIRES_GRAD:
+                holds = trainable = True
+            elif f.kind == MODULE and module_holds(f):
+                holds = True
+                if f.trainable:
+                    trainable = True
+        placed = holds and not self.default_device_set and name not in self.class_moves
+        return Fact(kind=MODULE, qual=name, device=CPU if placed else None,
+                    trainable=None if self.params_frozen else trainable)
 
     def _signature_call(self, sig, expr: cst.Call) -> Fact:
         params, ret = sig
@@ -587,9 +661,19 @@ class Evaluator:
         elif module.qual is not None and module.qual.startswith("torch.nn.") and module.qual.split(".")[-1] in _SHAPE_KEEPING_MODULES:
             shape = x.shape if x.kind == TENSOR else None
         device = None
-        if x.kind == TENSOR and module.device is not None and x.device == module.device:
+        if x.kind == TENSOR and module.params == ():
+            device = x.device  # a module without parameters computes on its input's device
+        elif x.kind == TENSOR and module.device is not None and x.device == module.device:
             device = module.device
-        grad = NO_GRAD if self.grad_enabled is False else None
+        if self.grad_enabled is False:
+            grad = NO_GRAD
+        elif module.trainable:
+            grad = NON_LEAF if self.grad_enabled else None
+        elif module.trainable is False and module.qual is not None and module.qual.startswith("torch.nn."):
+            grad = self._grad_of([self.fact(a) for a in args.pos] + [self.fact(a) for a in args.kw.values()],
+                                 True) if not args.starred else None
+        else:
+            grad = None
         return Fact(kind=TENSOR, shape=shape, device=device, grad=grad,
                     layout=CONTIGUOUS if shape is not None and module.qual == "torch.nn.Linear" else None)
 
@@ -610,13 +694,17 @@ class Evaluator:
                 return self._linalg(rest[7:], expr)
             if rest.startswith("functional."):
                 rest = rest[11:]
+            if rest in _TORCH_BOOL_FUNCTIONS:
+                return Fact(kind=BOOL)
             if "." in rest:
                 return None
             return self._torch_function(rest, expr)
         if qual in ("shapecheck.einsum", "einops.einsum"):
             return self._einsum_call(expr, "named" if qual == "einops.einsum" else "auto", qual == "einops.einsum")
-        if qual.startswith("torchvision.models.") and qual.count(".") == 2:
-            return Fact(kind=MODULE, qual=qual, device=CPU)
+        if qual.startswith("torchvision.models.") and qual.count(".") == 2 \
+                and not qual[19:].startswith(("get_", "list_")):
+            return Fact(kind=MODULE, qual=qual, device=None if self.default_device_set else CPU,
+                        trainable=None if self.params_frozen else True)
         if qual.startswith("einops.") and qual[7:] in ("rearrange", "reduce", "repeat"):
             args = CallArgs(expr)
             x = self.fact(args.pos[0]) if args.pos else UNKNOWN
@@ -635,13 +723,25 @@ class Evaluator:
                 v = self.fact(rg).value
                 grad = NO_GRAD if v is False else (LEAF_REQUIRES_GRAD if v is True else None)
             return data.with_(kind=TENSOR, grad=grad, reduction=None, is_scalar_cpu=False)
-        if name[:1].isupper():
-            device = self._device_kw(CallArgs(expr))
-            if device is None:
-                device = None if self.default_device_set else CPU
-            fact = Fact(kind=MODULE, qual="torch.nn." + name, device=device)
+        if name in ("Buffer", "UninitializedBuffer"):
+            args = CallArgs(expr)  # a tensor marked to be registered as a buffer: the data itself
+            data = self.fact(args.pos[0]) if args.pos else UNKNOWN
+            return data.with_(kind=TENSOR, reduction=None, is_scalar_cpu=False) if data.kind == TENSOR \
+                else Fact(kind=TENSOR)
+        if name[:1].isupper() and not name.endswith("Options"):
+            args = CallArgs(expr)
+            params, holds, trainable = self._nn_contents(name, args)
+            device = None
+            if holds:
+                device = self._device_kw(args) if "device" in args.kw else (
+                    None if self.default_device_set else CPU)
+                if name == "Sequential":
+                    device = self._children_device(args)
+            if trainable and self.params_frozen:
+                trainable = None
+            fact = Fact(kind=MODULE, qual="torch.nn." + name, device=device, params=params,
+                        trainable=trainable)
             if name in ("Linear", "LazyLinear"):
-                args = CallArgs(expr)
                 if name == "Linear":
                     fin, fout = args.get(0, "in_features"), args.get(1, "out_features")
                 else:
@@ -650,6 +750,67 @@ class Evaluator:
                 fact = fact.with_(features=dims)
             return fact
         return None
+
+    def _nn_contents(self, name: str, args: CallArgs) -> tuple:
+        """What ``torch.nn.<name>(args)`` holds: ``(parameter names or None, holds parameters or
+        buffers, holds parameters that require grad)``, the last two True/False/None."""
+        if name in _NN_STATELESS:
+            return (), False, False
+        if name in _NN_LOSSES:
+            plain = not args.starred and all(
+                self.fact(a).kind in (INT, FLOAT, STR, BOOL) or (isinstance(a, cst.Name) and a.value == "None")
+                for a in list(args.pos) + list(args.kw.values()))
+            return ((), False, False) if plain else (None, None, None)
+        if name == "Sequential":
+            return self._sequential(args)
+        layer = _NN_LAYERS.get(name)
+        if layer is None:
+            return None, None, None
+        names, switch, position, default = layer
+        if args.starred:
+            return None, True if default else None, True if default else None
+        if switch is None:
+            on = True
+        else:
+            flag = args.get(position, switch)
+            on = default if flag is None else self.fact(flag).value
+        if name.startswith(("BatchNorm", "SyncBatchNorm", "LazyBatchNorm")) and on is False:
+            return (), True, False  # the running statistics are buffers
+        if on is False:
+            return (), False, False
+        if on is not True:
+            return None, None, None
+        if "bias" in args.kw or (name in _BIAS_POSITION and len(args.pos) > _BIAS_POSITION[name]):
+            flag = args.get(_BIAS_POSITION.get(name, -1), "bias")
+            has_bias = self.fact(flag).value
+            if has_bias is not True:
+                names = tuple(n for n in names if "bias" not in n)
+        trainable = None if "_freeze" in args.kw or "_weight" in args.kw else True
+        return names, True, trainable
+
+    def _sequential(self, args: CallArgs) -> tuple:
+        """``nn.Sequential(*layers)``: holds what its layers hold."""
+        if args.starred or args.kw:
+            return None, None, None
+        holds: Optional[bool] = False
+        trainable: Optional[bool] = False
+        for a in args.pos:
+            f = self.fact(a)
+            h = module_holds(f) if f.kind == MODULE else None
+            if h is True:
+                holds = True
+            elif h is None and holds is False:
+                holds = None
+            if f.kind == MODULE and f.trainable:
+                trainable = True
+            elif trainable is False and not (f.kind == MODULE and f.trainable is False):
+                trainable = None
+        return (None if holds is not False else ()), holds, trainable
+
+    def _children_device(self, args: CallArgs) -> Optional[str]:
+        """The device of the layers of a ``Sequential`` that hold parameters, when they agree."""
+        devices = {f.device for f in (self.fact(a) for a in args.pos) if f.kind == MODULE and module_holds(f)}
+        return devices.pop() if len(devices) == 1 else None
 
     def _torch_device(self, expr: cst.Call) -> Fact:
         args = CallArgs(expr)
@@ -682,6 +843,8 @@ class Evaluator:
 
     # ---------------------------------------------------------- torch.* functions
     def _torch_function(self, name: str, expr: cst.Call) -> Optional[Fact]:
+        if name in PYTHON_BOOL_RESULTS:
+            return Fact(kind=BOOL)
         args = CallArgs(expr)
         if name in FACTORIES:
             return self._factory(name, args)
@@ -990,6 +1153,8 @@ class Evaluator:
             return UNKNOWN
         if kind not in (TENSOR, None):
             return UNKNOWN
+        if name in PYTHON_BOOL_RESULTS:
+            return Fact(kind=BOOL) if kind == TENSOR or func_form else UNKNOWN
         handler = _METHODS.get(name)
         if handler is None:
             return UNKNOWN
@@ -1013,13 +1178,24 @@ class Evaluator:
     def _module_method(self, recv: Fact, name: str, expr: cst.Call) -> Fact:
         args = CallArgs(expr)
         if name in MODULE_METHODS_RETURNING_SELF:
+            placed = module_holds(recv)
             if name == "cuda":
-                return recv.with_(device=CUDA)
+                return recv.with_(device=CUDA if placed else None)
             if name == "cpu":
-                return recv.with_(device=CPU)
+                return recv.with_(device=CPU if placed else None)
             if name == "to":
                 dev = self._to_device(args)
-                return recv.with_(device=dev) if dev is not False else recv
+                return recv.with_(device=dev if placed else None) if dev is not False else recv
+            if name == "requires_grad_":
+                flag = args.get(0, "requires_grad")
+                v = self.fact(flag).value if flag is not None else True
+                if v is False:
+                    return recv.with_(trainable=False)
+                if recv.params == () and recv.trainable is False:
+                    return recv  # it holds no parameter: nothing to switch
+                if v is True and (recv.params or recv.trainable):
+                    return recv.with_(trainable=True)
+                return recv.with_(trainable=None)
             return recv
         if name == "forward":
             return self._module_call(recv, expr)
@@ -1504,6 +1680,16 @@ class Evaluator:
         return self.m_keep(x, name, args)
 
 
+def module_holds(f: Fact) -> Optional[bool]:
+    """For a module fact: True when it holds parameters or buffers (so its device matters),
+    False when it holds none, ``None`` when unknown."""
+    if f.device is not None or f.params or f.trainable:
+        return True
+    if f.params == ():
+        return False
+    return None
+
+
 def _name_reduction(out: Fact, recv_expr, call: cst.Call) -> Fact:
     """Fill in the source name and the call node of a reduction's provenance."""
     name = dotted_name(recv_expr) if recv_expr is not None else None
@@ -1622,6 +1808,58 @@ def _substitute(ret: Shape, binding: dict) -> Optional[Shape]:
 _SAME_STORAGE = {"detach", "detach_", "requires_grad_"}
 #: ops that return the input itself when nothing changes, else a copy
 _MAYBE_COPY = set(O.CAST_METHODS) | {"to", "type", "type_as", "cuda", "cpu", "pin_memory"}
+
+#: ``torch.nn`` layers that hold parameters: ``(the parameters they hold directly, the argument
+#: that switches them all on or off, its position, its default)``. Read from torch 2.13.
+_WEIGHT_BIAS = ("weight", "bias")
+_NN_LAYERS: dict[str, tuple] = {
+    **{n: (_WEIGHT_BIAS, None, None, True) for n in (
+        "Linear", "Bilinear", "LazyLinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d",
+        "ConvTranspose2d", "ConvTranspose3d", "LazyConv1d", "LazyConv2d", "LazyConv3d",
+        "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d")},
+    "Embedding": (("weight",), None, None, True),
+    "EmbeddingBag": (("weight",), None, None, True),
+    "PReLU": (("weight",), None, None, True),
+    "LayerNorm": (_WEIGHT_BIAS, "elementwise_affine", 2, True),
+    "RMSNorm": (("weight",), "elementwise_affine", 2, True),
+    "GroupNorm": (_WEIGHT_BIAS, "affine", 3, True),
+    **{n: (_WEIGHT_BIAS, "affine", 3, True) for n in (
+        "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm")},
+    **{n: (("weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0"), None, None, True)
+       for n in ("RNN", "LSTM", "GRU")},
+    **{n: (("weight_ih", "weight_hh", "bias_ih", "bias_hh"), None, None, True)
+       for n in ("RNNCell", "LSTMCell", "GRUCell")},
+    **{n: ((), None, None, True) for n in (
+        "MultiheadAttention", "TransformerEncoderLayer", "TransformerDecoderLayer", "Transformer")},
+}
+#: where ``bias`` sits among the positional arguments, for the layers whose ``bias`` is often
+#: passed by position
+_BIAS_POSITION = {"Linear": 2, "Bilinear": 3}
+#: ``torch.nn`` modules that hold no parameter or buffer, whatever their arguments
+_NN_STATELESS = frozenset(
+    """
+    AdaptiveAvgPool1d AdaptiveAvgPool2d AdaptiveAvgPool3d AdaptiveMaxPool1d AdaptiveMaxPool2d
+    AdaptiveMaxPool3d AlphaDropout AvgPool1d AvgPool2d AvgPool3d CELU ChannelShuffle
+    CircularPad1d CircularPad2d CircularPad3d ConstantPad1d ConstantPad2d ConstantPad3d
+    CosineSimilarity CrossMapLRN2d Dropout Dropout1d Dropout2d Dropout3d ELU FeatureAlphaDropout
+    Flatten Fold FractionalMaxPool2d FractionalMaxPool3d GELU GLU Hardshrink Hardsigmoid
+    Hardswish Hardtanh Identity LPPool1d LPPool2d LPPool3d LeakyReLU LocalResponseNorm
+    LogSigmoid LogSoftmax MaxPool1d MaxPool2d MaxPool3d MaxUnpool1d MaxUnpool2d MaxUnpool3d Mish
+    PairwiseDistance PixelShuffle PixelUnshuffle RReLU ReLU ReLU6 ReflectionPad1d ReflectionPad2d
+    ReflectionPad3d ReplicationPad1d ReplicationPad2d ReplicationPad3d SELU SiLU Sigmoid Softmax
+    Softmax2d Softmin Softplus Softshrink Softsign Tanh Tanhshrink Threshold Unflatten Unfold
+    Upsample UpsamplingBilinear2d UpsamplingNearest2d ZeroPad1d ZeroPad2d ZeroPad3d
+    """.split()
+)
+#: ``torch.nn`` losses that hold nothing unless given a tensor (``weight=``, ``pos_weight=``)
+_NN_LOSSES = frozenset(
+    """
+    BCELoss BCEWithLogitsLoss CTCLoss CosineEmbeddingLoss CrossEntropyLoss GaussianNLLLoss
+    HingeEmbeddingLoss HuberLoss KLDivLoss L1Loss MSELoss MarginRankingLoss MultiLabelMarginLoss
+    MultiLabelSoftMarginLoss MultiMarginLoss NLLLoss NLLLoss2d PoissonNLLLoss SmoothL1Loss
+    SoftMarginLoss TripletMarginLoss
+    """.split()
+)
 
 _SHAPE_KEEPING_MODULES = {
     "ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Dropout", "LayerNorm", "Identity", "LeakyReLU",

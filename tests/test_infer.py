@@ -201,7 +201,8 @@ def test_device_facts():
     reveal(torch.ones(2, device=x.device))
     reveal(torch.ones(2).to(torch.float16))
     model = nn.Linear(2, 2)
-    reveal(model)
+    built = model  # reveal() is an unknown function: it could change the module passed to it
+    reveal(built)
     model.cuda()
     reveal(model)
     name = "cuda"

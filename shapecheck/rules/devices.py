@@ -10,7 +10,7 @@ from shapecheck.facts import CPU, CUDA, INT, MAYBE_CUDA, MODULE, MPS, SIZE, TENS
 from shapecheck.rules import torch_ops as ops
 from shapecheck.rules.base import Example, Fix, Rule, register
 from shapecheck.rules.scopes import scope_of
-from shapecheck.rules.tensor_helpers import keyword, method_call, name_of, positional, short, torch_name, walk
+from shapecheck.rules.tensor_helpers import keyword, method_call, name_of, positional, short, torch_name
 
 _CONCRETE = {CPU, CUDA, MPS, MAYBE_CUDA}
 _WORDS = {CPU: "the CPU", CUDA: "CUDA", MPS: "MPS", MAYBE_CUDA: "CUDA when it is available"}
@@ -42,33 +42,6 @@ def _conflict(a: str, b: str) -> Optional[str]:
     if MAYBE_CUDA in (a, b):
         return "when CUDA is available" if CPU in (a, b) else "always"
     return "always"
-
-
-_DEFAULT_DEVICE_CACHE: dict[str, object] = {"module": None, "changed": False}
-
-
-def default_device_changed(ctx) -> bool:
-    """True when the file changes torch's default device (``torch.set_default_device(...)``,
-    ``with torch.device("cuda"):``): factories without ``device=`` may then not be on the CPU.
-
-    Computed once per file, and only when a rule is about to report.
-    """
-    if _DEFAULT_DEVICE_CACHE["module"] is ctx.module:
-        return bool(_DEFAULT_DEVICE_CACHE["changed"])
-    changed = False
-    for node in walk(ctx.module, into_defs=True):
-        if isinstance(node, cst.Call):
-            name = torch_name(ctx, node.func)
-            if name in ("set_default_device", "set_default_tensor_type"):
-                changed = True
-                break
-        elif isinstance(node, cst.With):
-            if any(isinstance(i.item, cst.Call) and torch_name(ctx, i.item.func) == "device" for i in node.items):
-                changed = True
-                break
-    _DEFAULT_DEVICE_CACHE["module"] = ctx.module
-    _DEFAULT_DEVICE_CACHE["changed"] = changed
-    return changed
 
 
 def _when(when: str) -> str:
@@ -174,7 +147,7 @@ out = model(x)
         if module_device is None:
             return
         if module_device == CPU and not (callee.qual or "").startswith("torch.nn."):
-            return  # a class of this file may move itself in `__init__` (`self.cuda()`)
+            return  # `forward` of a class of this file may move its input to the CPU itself
         for arg in args:
             fact = ctx.fact(arg)
             device = _device(fact)
@@ -184,8 +157,6 @@ out = model(x)
             when = _conflict(module_device, device)
             if when is None or (cpu_side is not None and not _multi_dim_cpu(cpu_side)):
                 continue
-            if CPU in (module_device, device) and default_device_changed(ctx):
-                return
             module = short(ctx, node.func)
             ctx.report(
                 node,
@@ -214,8 +185,6 @@ out = model(x)
                     continue
                 if (da == CPU and not _multi_dim_cpu(fa)) or (db == CPU and not _multi_dim_cpu(fb)):
                     continue
-                if CPU in (da, db) and default_device_changed(ctx):
-                    return True
                 ctx.report(
                     node,
                     f"`{short(ctx, a)}` is on {_WORDS[da]} and `{short(ctx, b)}` is on "
@@ -676,9 +645,9 @@ should follow the input's precision (the fix leaves the dtype as it was).
             param = self._param_tensor(operand, scope, ctx)
             if param is None:
                 continue
-            if default_device_changed(ctx):
-                return
             op, call = made[0]
+            if ctx.fact(call).device != CPU:
+                return  # the file changes the default device: the factory may not be on the CPU
             fixed = call.with_changes(args=[
                 *call.args[:-1],
                 call.args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),

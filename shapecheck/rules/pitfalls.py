@@ -7,7 +7,6 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from shapecheck.facts import CPU, TENSOR
-from shapecheck.rules import torch_ops as ops
 from shapecheck.rules.base import Example, Fix, Rule, register
 from shapecheck.rules.scopes import scope_of
 from shapecheck.rules.tensor_helpers import (
@@ -38,17 +37,6 @@ def _truth_tested(expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
         yield from _truth_tested(expr.expression)
     else:
         yield expr
-
-
-def _returns_python_bool(ctx, expr: cst.BaseExpression) -> bool:
-    """``torch.equal(a, b)``, ``x.is_contiguous()``...: calls that return a Python bool."""
-    if not isinstance(expr, cst.Call):
-        return False
-    name = torch_name(ctx, expr.func)
-    if name is not None:
-        return name in ops.PYTHON_BOOL_RESULTS
-    call = method_call(expr)
-    return call is not None and call[1] in ops.PYTHON_BOOL_RESULTS
 
 
 @register
@@ -104,9 +92,9 @@ if (x > 0).all():             # or .any(): say which one you mean
         self._seen: set[int] = set()
 
     def _check(self, expr: cst.BaseExpression, ctx, where: str) -> None:
-        if id(expr) in self._seen or _returns_python_bool(ctx, expr):
+        if id(expr) in self._seen:
             return
-        fact = tensor_fact(ctx, expr)
+        fact = tensor_fact(ctx, expr)  # None for Python bools (`torch.equal(a, b)`, `x.is_contiguous()`)
         if fact is None:
             return
         described = multi_element(fact)

@@ -9,6 +9,10 @@ from __future__ import annotations
 
 from typing import Optional
 
+#: torch functions and Tensor methods that return a Python ``bool``, not a tensor: a table of the
+#: inference (their facts have kind ``"bool"``), re-exported here with the other torch tables
+from shapecheck.infer_eval import PYTHON_BOOL_RESULTS  # noqa: F401
+
 #: Tensor methods that change their receiver's data (or its metadata) in place. All public
 #: ``torch.Tensor`` methods whose name ends in ``_``, except those that only change autograd
 #: bookkeeping (``requires_grad_``, ``detach_``) or the storage's sharing (``share_memory_``).
@@ -188,11 +192,4 @@ FUNCTIONAL_LOSSES = frozenset(
         "cosine_embedding_loss", "margin_ranking_loss", "hinge_embedding_loss",
         "multi_margin_loss", "multilabel_margin_loss", "triplet_margin_loss", "ctc_loss",
     }
-)
-
-#: torch functions and Tensor methods that return a Python ``bool``, not a tensor.
-PYTHON_BOOL_RESULTS = frozenset(
-    {"equal", "allclose", "is_tensor", "is_storage", "is_floating_point", "is_complex",
-     "is_nonzero", "is_same_size", "is_contiguous", "is_pinned", "is_shared", "is_signed",
-     "is_inference", "is_set_to", "is_conj", "is_neg"}
 )
