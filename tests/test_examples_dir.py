@@ -23,7 +23,7 @@ RULES = all_rules()
 
 
 def pair(rule):
-    """The bad and good example paths of ``rule``, named as notes/CONTRACTS.md says."""
+    """The bad and good example paths of ``rule``, named as docs/internals.md says."""
     stem = f"{rule.code.lower()}_{rule.name.replace('-', '_')}"
     return EXAMPLES / f"{stem}_bad.py", EXAMPLES / f"{stem}_good.py"
 

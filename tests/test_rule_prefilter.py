@@ -14,7 +14,7 @@ def test_every_invalid_example_passes_its_rules_screen():
 
 def test_a_screened_rule_is_skipped_without_its_word():
     einsum_rule = get_rule("SC501")
-    assert einsum_rule.needs == "einsum"
+    assert einsum_rule.needs == ("einsum",)
     assert not einsum_rule.applies_to("import torch\nx = torch.zeros(2)\n")
     assert einsum_rule.applies_to("import torch\ny = torch.einsum('ij', x)\n")
 
@@ -32,5 +32,5 @@ def test_analyze_applies_the_screen_only_when_given_the_text():
 
 def test_rules_without_a_screen_always_apply():
     rule = get_rule("SC101")
-    assert rule.needs is None
+    assert rule.needs == ()
     assert rule.applies_to("")

@@ -196,7 +196,7 @@ def _flat_targets(target: cst.BaseExpression):
 @register
 class InplaceOnSavedTensor(_GraphRule):
     code = "SC302"
-    needs = r"\b(?:backward|grad)\b"
+    needs = ("backward", "autograd", ".grad")
     name = "inplace-on-saved-tensor"
     severity = "error"
     summary = "a tensor that autograd saved for backward is changed in place before `backward()`"
@@ -326,7 +326,7 @@ _METADATA = {"shape", "dtype", "device", "ndim", "is_cuda", "layout", "size", "d
 @register
 class DataAttribute(Rule):
     code = "SC303"
-    needs = r"\bdata\b"
+    needs = ("data",)
     name = "data-attribute"
     severity = "warning"
     summary = "`.data` reads or writes a tensor behind autograd's back"
@@ -450,7 +450,7 @@ The fix rewrites `t.data` to `t.detach()` where the value is only read and conve
 @register
 class BackwardOnNonScalar(Rule):
     code = "SC304"
-    needs = r"\b(?:backward|grad)\b"
+    needs = ("backward", "autograd", ".grad")
     name = "backward-on-non-scalar"
     severity = "error"
     summary = "`backward()` without a gradient on a tensor with more than one element"
@@ -563,7 +563,7 @@ def _literal_kind(expr: cst.BaseExpression) -> Optional[str]:
 @register
 class GradOnIntegerTensor(Rule):
     code = "SC305"
-    needs = r"requires_grad|Parameter"
+    needs = ("requires_grad", "Parameter")
     name = "grad-on-integer-tensor"
     severity = "error"
     summary = "`requires_grad` on an integer or boolean tensor"
@@ -829,7 +829,7 @@ _PARAMETER = {"nn.Parameter", "nn.parameter.Parameter"}
 @register
 class ParameterInForward(Rule):
     code = "SC307"
-    needs = r"requires_grad|Parameter"
+    needs = ("requires_grad", "Parameter")
     name = "parameter-in-forward"
     severity = "error"
     summary = "a parameter or `requires_grad=True` tensor created inside `forward`"
@@ -937,7 +937,7 @@ def _retains(node: cst.Call) -> bool:
 @register
 class TrainingLoopGradients(_GraphRule):
     code = "SC308"
-    needs = r"\bbackward\b"
+    needs = ("backward",)
     name = "training-loop-gradients"
     severity = "error"
     summary = "gradients never cleared in a training loop, or `backward()` twice on one graph"
@@ -1153,7 +1153,7 @@ def _find(current: cst.CSTNode, target: cst.CSTNode, chain: list[int]) -> bool:
 @register
 class NumpyOnGradTensor(Rule):
     code = "SC309"
-    needs = r"\bnumpy\b"
+    needs = ("numpy",)
     name = "numpy-on-grad-tensor"
     severity = "error"
     summary = "`.numpy()` on a tensor that requires grad"

@@ -672,7 +672,7 @@ should follow the input's precision (the fix leaves the dtype as it was).
 @register
 class NumpyOnCuda(Rule):
     code = "SC404"
-    needs = r"\bnumpy\b"
+    needs = ("numpy",)
     name = "numpy-on-cuda"
     severity = "error"
     summary = "`.numpy()` on a CUDA tensor"

@@ -95,7 +95,7 @@ def _parse(site: _Site):
 class EinsumSyntax(Rule):
     """SC501: einsum spec that does not parse."""
     code = "SC501"
-    needs = r"einsum"
+    needs = ("einsum",)
     name = "einsum-syntax"
     severity = "error"
     summary = "einsum spec that does not parse"
@@ -149,7 +149,7 @@ c = torch.einsum("ij,jk->ik", a, b)
 class EinsumOperandCount(Rule):
     """SC502: einsum called with a different number of operands than its spec has terms."""
     code = "SC502"
-    needs = r"einsum"
+    needs = ("einsum",)
     name = "einsum-operand-count"
     severity = "error"
     summary = "einsum called with a different number of operands than its spec has terms"
@@ -207,7 +207,7 @@ c = torch.einsum("ij,jk->ik", a, b)
 class EinsumShapeMismatch(Rule):
     """SC503: einsum term that does not fit its operand's rank, or an index bound to two sizes."""
     code = "SC503"
-    needs = r"einsum"
+    needs = ("einsum",)
     name = "einsum-shape-mismatch"
     severity = "error"
     summary = "einsum term that does not fit its operand's rank, or an index bound to two sizes"

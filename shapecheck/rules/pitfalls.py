@@ -269,7 +269,7 @@ print(total.item())           # one sync at the end
 @register
 class ListOfTensor(Rule):
     code = "SC604"
-    needs = r"\blist\b"
+    needs = ("list",)
     name = "list-of-tensor"
     severity = "warning"
     summary = "`list(t)` on a 1-D tensor gives 0-dim tensors, not numbers"
@@ -348,7 +348,7 @@ def _inverse_operand(ctx, expr: cst.BaseExpression) -> Optional[tuple[cst.BaseEx
 @register
 class InverseThenMatmul(Rule):
     code = "SC605"
-    needs = r"inv"
+    needs = ("inv",)
     name = "inverse-then-matmul"
     severity = "warning"
     summary = "`torch.inverse(A) @ b`: solve the system instead of forming the inverse"
