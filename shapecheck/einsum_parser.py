@@ -262,11 +262,7 @@ def _parse_letters(spec: str) -> EinsumSpec:
         if sp[1] < sp[0]:
             sp[1] = sp[0]
     inputs = tuple(tuple(t) for t in terms)
-    counts: dict[str, int] = {}
-    for t in inputs:
-        for lab in t:
-            if lab != ELLIPSIS:
-                counts[lab] = counts.get(lab, 0) + 1
+    counts = _label_counts(inputs)
     if arrow < 0:
         output = _implicit_output(inputs, counts)
         explicit = False
@@ -315,6 +311,16 @@ def _parse_letters(spec: str) -> EinsumSpec:
     )
 
 
+def _label_counts(inputs: tuple) -> dict:
+    """How many times each index appears over all input terms (the ellipsis aside)."""
+    counts: dict[str, int] = {}
+    for t in inputs:
+        for lab in t:
+            if lab != ELLIPSIS:
+                counts[lab] = counts.get(lab, 0) + 1
+    return counts
+
+
 def _implicit_output(inputs: tuple, counts: dict) -> tuple:
     lead = (ELLIPSIS,) if any(ELLIPSIS in t for t in inputs) else ()
     return lead + tuple(sorted(lab for lab, n in counts.items() if n == 1))
@@ -344,11 +350,7 @@ def _parse_named(spec: str) -> EinsumSpec:
         terms.append(labels)
         start += len(piece) + 1
     inputs = tuple(terms)
-    counts: dict[str, int] = {}
-    for t in inputs:
-        for lab in t:
-            if lab != ELLIPSIS:
-                counts[lab] = counts.get(lab, 0) + 1
+    counts = _label_counts(inputs)
     if arrow < 0:
         return EinsumSpec(inputs, _implicit_output(inputs, counts), False, spec, "named", tuple(spans), lhs_end)
     rhs = spec[arrow + 2:]

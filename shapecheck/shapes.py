@@ -188,31 +188,20 @@ def _parse_one(raw: str, fail) -> DimItem:
             raise fail("'...' must be an axis on its own")
         return DimItem(VARIADIC, None, text=raw)
     elem = raw
-    broadcastable = variadic = anonymous = treepath = False
+    prefixes = {"#": False, "*": False, "_": False, "?": False}
     while elem:
         c = elem[0]
-        if c == "#":
-            if broadcastable:
-                raise fail("'#' used twice (##x)")
-            broadcastable = True
-        elif c == "*":
-            if variadic:
-                raise fail("'*' used twice (**x)")
-            variadic = True
-        elif c == "_":
-            if anonymous:
-                raise fail("'_' used twice (__x)")
-            anonymous = True
-        elif c == "?":
-            if treepath:
-                raise fail("'?' used twice (??x)")
-            treepath = True
+        if c in prefixes:
+            if prefixes[c]:
+                raise fail(f"'{c}' used twice ({c}{c}x)")
+            prefixes[c] = True
         elif elem.count("=") == 1:
             elem = elem.split("=")[1]
             continue
         else:
             break
         elem = elem[1:]
+    broadcastable, variadic, anonymous, treepath = (prefixes[c] for c in "#*_?")
     if not elem or elem.isidentifier():
         kind = NAMED
     else:
