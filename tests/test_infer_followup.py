@@ -587,5 +587,9 @@ def test_correct_programs_stay_unflagged_by_every_rule(name):
 @pytest.mark.parametrize("name", sorted(CORRECT_ON_CPU))
 def test_correct_cpu_programs_run(name):
     torch = pytest.importorskip("torch")
-    exec(compile(HEAD + CORRECT_ON_CPU[name], name, "exec"), {"__name__": name})
-    assert torch.is_grad_enabled()
+    try:
+        exec(compile(HEAD + CORRECT_ON_CPU[name], name, "exec"), {"__name__": name})
+        restored = torch.is_grad_enabled()
+    finally:  # a program that failed half-way must not leave grad mode off for later tests
+        torch.set_grad_enabled(True)
+    assert restored
