@@ -145,6 +145,11 @@ def _calls_backward(scope: cst.CSTNode) -> bool:
     return False
 
 
+#: A backward pass is written `.backward(`, `torch.autograd.backward/grad` (however imported) or
+#: reads `.grad`: the rules that need one skip files with none of these words.
+BACKWARD_WORDS = ("backward", "autograd", ".grad")
+
+
 class _GraphRule(Rule):
     """Shared bookkeeping: one :class:`FunctionGraph` per function of the file."""
 
@@ -196,7 +201,7 @@ def _flat_targets(target: cst.BaseExpression):
 @register
 class InplaceOnSavedTensor(_GraphRule):
     code = "SC302"
-    needs = ("backward", "autograd", ".grad")
+    needs = BACKWARD_WORDS
     name = "inplace-on-saved-tensor"
     severity = "error"
     summary = "a tensor that autograd saved for backward is changed in place before `backward()`"
@@ -450,7 +455,7 @@ The fix rewrites `t.data` to `t.detach()` where the value is only read and conve
 @register
 class BackwardOnNonScalar(Rule):
     code = "SC304"
-    needs = ("backward", "autograd", ".grad")
+    needs = BACKWARD_WORDS
     name = "backward-on-non-scalar"
     severity = "error"
     summary = "`backward()` without a gradient on a tensor with more than one element"
