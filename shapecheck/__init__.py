@@ -6,7 +6,7 @@ __version__ = "0.1.0"
 # torch-free (the linter and the pytest plugin rely on that).
 _RUNTIME_NAMES = frozenset({
     "einsum", "check", "assert_shape", "broadcast_shapes", "plan_source", "clear_cache",
-    "current_bindings",
+    "current_bindings", "disabled", "UnresolvedAnnotationWarning",
 })
 _ERROR_NAMES = frozenset({
     "ShapeCheckError", "EinsumSyntaxError", "EinsumOperandCountError", "EinsumShapeError",

@@ -3,6 +3,10 @@
 Exit status of ``lint``: 0 nothing found, 1 diagnostics (or, with ``--diff``, changes to show),
 2 a usage or configuration error, or a file that could not be read or parsed (``SC000``), or an
 internal error in a rule (``SC999``). ``--exit-zero`` turns 1 into 0 and leaves 2 alone.
+
+Whatever goes wrong, the command prints one line on stderr and exits 2, never a traceback with
+the status 1 that CI reads as "findings": an exception nobody expected is reported as an internal
+error naming its type; ``SHAPECHECK_DEBUG=1`` adds the traceback.
 """
 
 from __future__ import annotations
@@ -13,14 +17,22 @@ import sys
 from typing import Optional, TextIO
 
 import shapecheck
+from shapecheck.display import escape
 
 EXIT_OK = 0
 EXIT_FOUND = 1
 EXIT_ERROR = 2
 
+#: Set (to anything but ``""`` or ``0``) to print the traceback of an internal error.
+DEBUG_ENV = "SHAPECHECK_DEBUG"
+
 
 class UsageError(Exception):
     """A bad command line: printed as one line, exit status 2."""
+
+
+class OutputError(Exception):
+    """The report could not be written (stdout closed, disk full): exit status 2."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -30,13 +42,20 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see `{self.prog} --help`)")
 
 
-def _write(text: str, stream: TextIO) -> None:
+def _write(text: str, stream: Optional[TextIO]) -> None:
+    if stream is None:  # the interpreter was started with this stream closed
+        raise OutputError("the output stream is closed")
     try:
-        stream.write(text)
-    except UnicodeEncodeError:
-        encoding = getattr(stream, "encoding", None) or "ascii"
-        stream.write(text.encode(encoding, "backslashreplace").decode(encoding))
-    stream.flush()
+        try:
+            stream.write(text)
+        except UnicodeEncodeError:
+            encoding = getattr(stream, "encoding", None) or "ascii"
+            stream.write(text.encode(encoding, "backslashreplace").decode(encoding))
+        stream.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise OutputError(exc.strerror or str(exc)) from None
 
 
 def _default_jobs() -> int:
@@ -84,12 +103,16 @@ def build_parser() -> argparse.ArgumentParser:
                       choices=["text", "json", "sarif", "github"], help="output format (default: text)")
     lint.add_argument("--fix", action="store_true", help="apply the safe fixes, writing files atomically")
     lint.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; change nothing")
+    lint.add_argument("--unsafe-fixes", action="store_true",
+                      help="with --fix or --diff, apply the unsafe fixes (marked [-]) too: review them")
     lint.add_argument("--exit-zero", action="store_true", help="exit 0 even when problems are found")
     lint.add_argument("--statistics", action="store_true", help="print how many problems each rule found")
     lint.add_argument("--jobs", "-j", type=_positive_int, default=None, metavar="N",
                       help="worker processes (default: the number of CPUs)")
     lint.add_argument("--config", metavar="FILE", help="read settings from FILE instead of the nearest pyproject.toml")
     lint.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
+    lint.add_argument("--max-file-size", type=_positive_int, default=None, metavar="BYTES",
+                      help="skip (and report) files larger than this (default: 2 MiB)")
     lint.add_argument("--stdin-filename", metavar="PATH", help="the path to report (and configure) for stdin")
 
     rule = commands.add_parser("rule", help="show a rule's documentation",
@@ -113,6 +136,7 @@ def _lint(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from shapecheck.config import ConfigError, Selectors, build_settings
     from shapecheck.report import format_statistics, render
 
+    _check_lint_options(args)
     paths = args.paths or ["."]
     stdin_mode = "-" in paths
     if stdin_mode and len(paths) > 1:
@@ -131,21 +155,26 @@ def _lint(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         settings = build_settings(
             first, args.config, cli_layer, args.exclude,
             use_cache=not args.no_cache and not args.fix and not args.diff and not stdin_mode,
+            linted_paths=None if stdin_mode else paths,
         )
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
+    if args.max_file_size is not None:
+        settings.max_file_size = args.max_file_size
     mode = engine.MODE_DIFF if args.diff else engine.MODE_FIX if args.fix else engine.MODE_CHECK
     stdin = None
     if stdin_mode:
         display = args.stdin_filename or "-"
-        stdin = (display.replace(os.sep, "/"), sys.stdin.buffer.read())
+        stdin = (display.replace(os.sep, "/"), _read_stdin())
+    cpus = _default_jobs()
     result = engine.run(
         paths,
         settings,
-        jobs=args.jobs or _default_jobs(),
+        jobs=min(args.jobs or cpus, cpus),
         mode=mode,
         use_cache=not args.no_cache,
         stdin=stdin,
+        unsafe_fixes=args.unsafe_fixes,
     )
     diagnostics = result.diagnostics
     from shapecheck.config import ENGINE_CODES
@@ -173,6 +202,40 @@ def _lint(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if diagnostics and not args.exit_zero:
         return EXIT_FOUND
     return EXIT_OK
+
+
+def _check_lint_options(args: argparse.Namespace) -> None:
+    """Refuse combinations of ``lint`` options that would silently do less than asked."""
+    if args.fix and args.diff:
+        raise UsageError("--fix and --diff cannot be combined: --diff shows the fixes without writing them")
+    if args.unsafe_fixes and not (args.fix or args.diff):
+        raise UsageError("--unsafe-fixes needs --fix or --diff: it says which fixes those apply")
+    if args.statistics and args.diff:
+        raise UsageError("--statistics and --diff cannot be combined: --diff prints the fixes, not a report")
+    if args.statistics and args.format != "text":
+        raise UsageError(f"--statistics prints a text summary; it cannot be combined with --format {args.format}")
+    if args.config == "":
+        raise UsageError("--config needs a file name")
+    if "" in args.paths:
+        raise UsageError("a PATH argument is empty")
+    if args.select is not None and (
+        any(not value.strip() for value in args.select) or not _codes(args.select)
+    ):
+        raise UsageError("--select needs rule codes or names: an empty selection would run no rule")
+    try:
+        os.getcwd()
+    except OSError as exc:
+        raise UsageError(f"cannot use the current folder: {exc.strerror or exc}") from None
+
+
+def _read_stdin() -> bytes:
+    stream = sys.stdin
+    if stream is None:
+        raise UsageError("cannot read stdin: it is closed")
+    try:
+        return stream.buffer.read()
+    except OSError as exc:
+        raise UsageError(f"cannot read stdin: {exc.strerror or exc}") from None
 
 
 def _rule(args: argparse.Namespace, out: TextIO) -> int:
@@ -217,10 +280,9 @@ def main(argv: Optional[list[str]] = None) -> int:
             return int(_algebra("broadcast").broadcast_command(list(args.shapes), out))
         raise UsageError("missing command: one of lint, rule, einsum, broadcast (see `shapecheck --help`)")
     except UsageError as exc:
-        _write(f"shapecheck: error: {exc}\n", err)
-        return EXIT_ERROR
+        return _fail(f"shapecheck: error: {exc}", err)
     except KeyboardInterrupt:
-        _write("shapecheck: interrupted\n", err)
+        _fail("shapecheck: interrupted", err)
         return 130
     except BrokenPipeError:
         try:
@@ -228,6 +290,37 @@ def main(argv: Optional[list[str]] = None) -> int:
         except OSError:
             pass
         return EXIT_ERROR
+    except OutputError as exc:
+        try:
+            sys.stdout = open(os.devnull, "w")  # nothing left to flush at exit
+        except OSError:
+            pass
+        return _fail(f"shapecheck: error: cannot write the output: {exc}", err)
+    except MemoryError:
+        return _fail("shapecheck: error: out of memory", err)
+    except Exception as exc:  # a bug: one line and exit 2, never a traceback with status 1
+        if os.environ.get(DEBUG_ENV, "") not in ("", "0"):
+            import traceback
+
+            _fail("".join(traceback.format_exc()).rstrip("\n"), err, one_line=False)
+        reason = " ".join(str(exc).split())
+        if len(reason) > 200:
+            reason = reason[:200] + "..."
+        detail = f"{type(exc).__name__}: {reason}" if reason else type(exc).__name__
+        return _fail(
+            f"shapecheck: internal error: {detail} -- please report this bug with the command "
+            f"that caused it ({DEBUG_ENV}=1 shows the traceback)",
+            err,
+        )
+
+
+def _fail(line: str, err: Optional[TextIO], one_line: bool = True) -> int:
+    """Print ``line`` on stderr (escaped to stay one line) when stderr is open; returns 2."""
+    try:
+        _write((escape(line) if one_line else line) + "\n", err)
+    except (OutputError, OSError):
+        pass
+    return EXIT_ERROR
 
 
 if __name__ == "__main__":

@@ -46,6 +46,11 @@ What a hook may call on ``ctx`` (a :class:`RuleContext`)
   ``(fact of x, sizes, possible)`` where ``possible`` is ``False`` only when the view is proven
   to fail (exact strides with known sizes; dims a transpose/permute/expand moved apart with
   unknown sizes), ``True`` when proven to work, ``None`` when unknown.
+- ``ctx.factory_sizes(call)``: for ``torch.zeros``/``ones``/``empty``/``rand``/``randn``/``full``/
+  ``randint``/``empty_strided``/``randperm``/``eye``/``linspace``/``logspace`` and
+  ``x.new_zeros``/``new_ones``/``new_empty``/``new_full``: ``(name, sizes as written)`` with
+  negative sizes kept, else ``None``. Facts never carry a negative size: the inference makes it
+  unknown (a rule reports it where it is written).
 - ``ctx.imports``: the import table (``ctx.imports.resolve(expr)`` is ``ctx.qualname``).
 - ``ctx.infer_errors``: exceptions the evaluator caught (each made one expression unknown);
   empty on the test suite and the audit corpora, kept for debugging.

@@ -182,6 +182,7 @@ class Evaluator:
                     # an inference gap must never stop the analysis: the value is unknown
                     self.infer_errors.append(exc)
                     f = UNKNOWN
+                f = O.without_impossible_sizes(f)
             self.memo[key] = f
         return f
 
@@ -1246,6 +1247,51 @@ class Evaluator:
             return None
         return self._target_dims(args.pos, args.kw.get("size") or args.kw.get("shape"))
 
+    def factory_sizes(self, call: cst.Call) -> Optional[tuple[str, list[Dim]]]:
+        """For a call of a tensor factory that takes sizes (``torch.zeros``, ``x.new_zeros``,
+        ``torch.eye``, ``torch.linspace``...): its name and the sizes it asks for as written
+        (negative ones kept, unknown ones ``None``; ``[n, m]`` for ``eye``, ``[steps]`` for
+        ``linspace``); ``None`` for any other call or when the sizes cannot be read."""
+        args = CallArgs(call)
+        if args.starred:
+            return None
+        func = call.func
+        qual = self.imports.resolve(func)
+        name = qual[6:] if qual is not None and qual.startswith("torch.") else None
+        size: Optional[cst.BaseExpression] = None
+        if name in ("zeros", "ones", "empty", "rand", "randn"):
+            shape = self._size_args(args.pos, args.kw.get("size"))
+            return (name, list(shape.dims)) if shape is not None and shape.rank is not None else None
+        if name in ("full", "empty_strided"):
+            size = args.get(0, "size")
+        elif name == "randint":
+            size = args.kw.get("size")
+            if size is None and len(args.pos) >= 2 and isinstance(args.pos[-1], (cst.Tuple, cst.List)):
+                size = args.pos[-1]
+        elif name in ("eye", "randperm", "linspace", "logspace"):
+            keys = {"eye": ((0, "n"), (1, "m")), "randperm": ((0, "n"),),
+                    "linspace": ((2, "steps"),), "logspace": ((2, "steps"),)}[name]
+            dims: list[Dim] = []
+            for index, keyword in keys:
+                arg = args.get(index, keyword)
+                dims.append(self.fact(arg).dim if arg is not None else None)
+            return name, dims
+        elif isinstance(func, cst.Attribute) and func.attr.value in ("new_zeros", "new_ones", "new_empty",
+                                                                    "new_full") and name is None:
+            if self.fact(func.value).kind not in (TENSOR, None):
+                return None
+            name = func.attr.value
+            if name != "new_full":
+                shape = self._size_args(args.pos, args.kw.get("size"))
+                return (name, list(shape.dims)) if shape is not None and shape.rank is not None else None
+            size = args.get(0, "size")
+        else:
+            return None
+        if size is None:
+            return None
+        shape = self._size_args([size], None)
+        return (name, list(shape.dims)) if shape is not None and shape.rank is not None else None
+
     def view_verdict(self, call: cst.Call) -> Optional[tuple[Fact, list, Optional[bool]]]:
         """For ``x.view(...)``: ``(fact of x, target sizes, possible)`` where ``possible`` is
         ``False`` only when the view is proven to fail (exact strides, or merged moved dims)."""
@@ -1253,7 +1299,7 @@ class Evaluator:
         if not isinstance(func, cst.Attribute):
             return None
         target = self.view_target(call)
-        if target is None or target.count(-1) > 1:
+        if target is None or target.count(-1) > 1 or any(O.is_negative(d) for d in target if d != -1):
             return None
         recv = self.fact(func.value)
         if recv.kind not in (TENSOR, None):
@@ -1646,6 +1692,8 @@ class Evaluator:
             return Fact(kind=INT, value=r, dim=r)
         if name == "numel":
             n = x.shape.numel() if x.shape is not None else None
+            if n is not None and n > O.MAX_SIZE:
+                n = None
             return Fact(kind=INT, value=n, dim=n)
         if name == "item":
             if x.dtype_kind == "float":
@@ -1739,6 +1787,10 @@ def _device_string(value: str) -> Optional[str]:
     return None
 
 
+#: constant folding gives up on ints longer than this (Python prints at most 4300 digits)
+_MAX_FOLDED_BITS = 4096
+
+
 def _fold_numbers(op, a: Fact, b: Fact) -> Fact:
     kind = FLOAT if FLOAT in (a.kind, b.kind) or isinstance(op, cst.Divide) else INT
     av, bv = a.value, b.value
@@ -1759,6 +1811,8 @@ def _fold_numbers(op, a: Fact, b: Fact) -> Fact:
                 value = av % bv
         except (TypeError, OverflowError):
             value = None
+    if isinstance(value, int) and value.bit_length() > _MAX_FOLDED_BITS:
+        value = None  # far beyond any size, and too long to print in a message
     if kind == INT:
         return Fact(kind=INT, value=value, dim=value if isinstance(value, int) else None)
     return Fact(kind=FLOAT, value=value)

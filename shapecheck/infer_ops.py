@@ -173,9 +173,46 @@ def product(dims: Sequence[Dim]) -> Dim:
     return n
 
 
+#: torch keeps sizes in int64: no tensor has a larger one
+MAX_SIZE = 2 ** 63 - 1
+
+
+def is_negative(d: Dim) -> bool:
+    """True for a dim that is a negative int: torch rejects it as a size."""
+    return isinstance(d, int) and d < 0
+
+
+def _impossible(d: Dim) -> bool:
+    """True for an int dim that no tensor can have: negative, or beyond int64."""
+    return isinstance(d, int) and (d < 0 or d > MAX_SIZE)
+
+
+def without_impossible_sizes(f: Fact) -> Fact:
+    """``f`` with every negative size of its shape, or one too large for torch, made unknown
+    (and its strides dropped).
+
+    Such a size is an error that a rule reports where it is written (SC103 for negative ones);
+    the value it would have had is unknown, so no later op computes with it.
+    """
+    shape = f.shape
+    if shape is None:
+        return f
+    for d in shape.dims:  # a plain loop: this runs for every fact the evaluator computes
+        if d.__class__ is int and (d < 0 or d > MAX_SIZE):
+            break
+    else:
+        return f
+    dims = tuple(None if _impossible(d) else d for d in shape.dims)
+    return f.with_(shape=Shape(dims, shape.rest_at, shape.rest_name), strides=None)
+
+
 def resolve_view_sizes(shape: Optional[Shape], target: Sequence[Dim]) -> Optional[tuple[Dim, ...]]:
-    """``target`` with one ``-1`` filled in when the element counts allow it."""
-    if target.count(-1) != 1:
+    """``target`` with one ``-1`` filled in when the element counts allow it; a target torch
+    rejects (a size below ``-1``, two ``-1``) gives unknown sizes where it is negative."""
+    inferred = target.count(-1)
+    if inferred > 1 or any(is_negative(d) and d != -1 for d in target):
+        return tuple(None if is_negative(d) else d for d in target)
+    if inferred == 0:
         return tuple(target)
     numel = shape.numel() if shape is not None else None
     rest = product([d for d in target if d != -1])
@@ -276,12 +313,14 @@ def expand_fact(f: Fact, target: Sequence[Dim], text: str) -> Fact:
     broadcast_axes = []
     for i, t in enumerate(target):
         if i < lead:
-            dims.append(t if t != -1 else None)
+            dims.append(None if is_negative(t) else t)
             if t != 1:
                 broadcast_axes.append(i)
             continue
         old = f.shape.dims[i - lead]
-        if t == -1 or t == old:
+        if is_negative(t) and t != -1:
+            dims.append(None)
+        elif t == -1 or t == old:
             dims.append(old)
         elif old == 1:
             dims.append(t)

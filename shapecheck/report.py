@@ -2,13 +2,24 @@
 
 Every formatter takes the sorted diagnostics and returns the whole text to print, so the
 output of a run is one string, identical whatever the number of worker processes.
+
+A path may hold any character a file name can (newlines, escape sequences, bytes that are not
+UTF-8), so each format shows it safely: ``text`` through :func:`shapecheck.display.escape_path`,
+``json`` as a JSON string (a byte that is not UTF-8 is the lone surrogate ``\\udcXX``, as
+Python's ``os.fsdecode`` gives it), ``sarif`` as a percent-encoded URI of the path's bytes, and
+``github`` with the runner's own escaping for ``%``, CR, LF, ``:`` and ``,`` and the visible
+escaping for every other control character.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import urllib.parse
 from collections import Counter
 from typing import Iterable
+
+from shapecheck.display import escape, escape_path
 
 FORMATS = ("text", "json", "sarif", "github")
 
@@ -23,17 +34,22 @@ def _plural(count: int, word: str) -> str:
 def format_text(diagnostics: list, fixes_applied: int = 0, fix_mode: bool = False) -> str:
     """``path:line:col: SC101 [*] message`` lines, then a summary line."""
     lines = [
-        f"{d.path}:{d.line}:{d.column}: {d.code}{' [*]' if d.fixable else ''} {d.message}"
+        f"{escape_path(d.path)}:{d.line}:{d.column}: {d.code}{_fix_mark(d)} {escape(d.message)}"
         for d in diagnostics
     ]
     count = len(diagnostics)
     fixable = sum(1 for d in diagnostics if d.fixable)
+    unsafe = sum(1 for d in diagnostics if d.unsafe_fix)
     if fix_mode:
         lines.append(f"Fixed {_plural(fixes_applied, 'problem')}, {count} remaining.")
     elif count:
-        lines.append(f"Found {_plural(count, 'problem')} ({fixable} fixable).")
+        extra = f", {unsafe} with an unsafe fix" if unsafe else ""
+        lines.append(f"Found {_plural(count, 'problem')} ({fixable} fixable{extra}).")
         if fixable:
             lines.append("Run `shapecheck lint --fix` to apply the fixes marked [*].")
+        if unsafe:
+            lines.append("Fixes marked [-] may change what the code does: review them, then apply "
+                         "them with `shapecheck lint --fix --unsafe-fixes`.")
     else:
         lines.append("All checks passed.")
     return "\n".join(lines) + "\n"
@@ -103,6 +119,28 @@ def _strip_ticks(text: str) -> str:
     return text.replace("`", "")
 
 
+_DRIVE = re.compile(r"^[A-Za-z]:/")
+
+
+def _path_bytes(path: str) -> bytes:
+    try:
+        return path.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a lone surrogate that is not an undecodable byte
+        return path.encode("utf-8", "surrogatepass")
+
+
+def sarif_location(path: str) -> dict:
+    """The SARIF ``artifactLocation`` of ``path``: a relative URI reference against
+    ``%SRCROOT%``, or a ``file:`` URI for an absolute path; every byte outside the unreserved
+    set of RFC 3986 (and ``/``) is percent-encoded."""
+    raw = _path_bytes(path)
+    if raw.startswith(b"/"):
+        return {"uri": "file://" + urllib.parse.quote(raw, safe="/")}
+    if _DRIVE.match(path):
+        return {"uri": "file:///" + raw[:2].decode("ascii") + urllib.parse.quote(raw[2:], safe="/")}
+    return {"uri": urllib.parse.quote(raw, safe="/"), "uriBaseId": "%SRCROOT%"}
+
+
 def format_sarif(diagnostics: list) -> str:
     """A SARIF 2.1.0 log with one run: every rule with its help text, and the results."""
     import shapecheck
@@ -118,7 +156,7 @@ def format_sarif(diagnostics: list) -> str:
             "locations": [
                 {
                     "physicalLocation": {
-                        "artifactLocation": {"uri": d.path, "uriBaseId": "%SRCROOT%"},
+                        "artifactLocation": sarif_location(d.path),
                         "region": {
                             "startLine": d.line,
                             "startColumn": d.column,
@@ -152,6 +190,10 @@ def format_sarif(diagnostics: list) -> str:
     return json.dumps(log, indent=2) + "\n"
 
 
+#: Characters the runner's own escaping carries (``%0D``, ``%0A``); the rest are made visible.
+_GITHUB_CARRIES = "\r\n"
+
+
 def _escape_data(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
@@ -167,7 +209,7 @@ def format_github(diagnostics: list) -> str:
         kind = "error" if d.severity == "error" else "warning"
         props = ",".join(
             [
-                f"file={_escape_property(d.path)}",
+                f"file={_escape_property(escape(d.path, keep=_GITHUB_CARRIES))}",
                 f"line={d.line}",
                 f"col={d.column}",
                 f"endLine={d.end_line}",
@@ -175,8 +217,14 @@ def format_github(diagnostics: list) -> str:
                 f"title={_escape_property(f'{d.code} ({d.name})')}",
             ]
         )
-        lines.append(f"::{kind} {props}::{_escape_data(f'{d.code} {d.message}')}")
+        message = escape(f"{d.code} {d.message}", keep=_GITHUB_CARRIES)
+        lines.append(f"::{kind} {props}::{_escape_data(message)}")
     return "".join(line + "\n" for line in lines)
+
+
+def _fix_mark(diagnostic) -> str:
+    """`` [*]`` for a safe fix, `` [-]`` for an unsafe one (``--unsafe-fixes``), else nothing."""
+    return " [*]" if diagnostic.fixable else " [-]" if diagnostic.unsafe_fix else ""
 
 
 def format_statistics(diagnostics: Iterable) -> str:
@@ -185,9 +233,10 @@ def format_statistics(diagnostics: Iterable) -> str:
     counts = Counter(d.code for d in items)
     names = {d.code: d.name for d in items}
     fixable = {d.code for d in items if d.fixable}
+    unsafe = {d.code for d in items if d.unsafe_fix}
     lines = []
     for code, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
-        mark = "[*]" if code in fixable else "   "
+        mark = "[*]" if code in fixable else "[-]" if code in unsafe else "   "
         lines.append(f"{count:>5}\t{code}\t{mark} {names[code]}")
     total = sum(counts.values())
     lines.append(f"Found {_plural(total, 'problem')}.")

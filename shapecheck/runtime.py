@@ -20,13 +20,15 @@ from shapecheck.errors import (
     BroadcastError, DeviceMismatchError, DtypeMismatchError, EinsumOperandCountError,
     EinsumShapeError, EinsumSyntaxError, ShapeCheckError, SignatureShapeError,
 )
-from shapecheck.runtime_check import assert_shape, check, current_bindings, disabled
+from shapecheck.runtime_check import (
+    UnresolvedAnnotationWarning, assert_shape, check, current_bindings, disabled,
+)
 from shapecheck.runtime_einsum import clear_cache, einsum, plan_source
 from shapecheck.shapes import Shape
 
 __all__ = [
     "einsum", "check", "assert_shape", "broadcast_shapes", "plan_source", "clear_cache",
-    "current_bindings", "disabled",
+    "current_bindings", "disabled", "UnresolvedAnnotationWarning",
     "ShapeCheckError", "EinsumSyntaxError", "EinsumOperandCountError", "EinsumShapeError",
     "BroadcastError", "DeviceMismatchError", "DtypeMismatchError", "SignatureShapeError",
 ]

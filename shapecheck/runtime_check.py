@@ -21,6 +21,7 @@ import inspect
 import os
 import types
 import typing
+import warnings
 from typing import Any, Callable, Optional
 
 import torch
@@ -34,6 +35,37 @@ from shapecheck.runtime_explain import Binder, Fault, merge_variadic
 _MISSING = object()
 _NO_RESULT = object()
 _CONTEXT: contextvars.ContextVar = contextvars.ContextVar("shapecheck_call", default=None)
+
+
+class UnresolvedAnnotationWarning(UserWarning):
+    """``@check`` could not resolve some annotations of a function (a name imported only under
+    ``if TYPE_CHECKING:`` with postponed annotations, a typo): those are not checked. Issued
+    once per function, at its first call, pointing at its definition."""
+
+
+def _enter(context: tuple):
+    """Make ``context`` the current checked call (what ``assert_shape`` in the body sees)."""
+    return _CONTEXT.set(context)
+
+
+def _leave(token) -> None:
+    _CONTEXT.reset(token)
+
+
+def _traced_enter(context: tuple) -> None:
+    return None
+
+
+def _traced_leave(token) -> None:
+    return None
+
+
+# torch.compile (dynamo) traces a function's replacement named by ``_torchdynamo_inline`` in
+# place of the function: while it traces a checked call, the checks themselves are traced (they
+# run at trace time on the traced shapes) but the call's context, which it cannot trace, is not
+# kept, so ``assert_shape`` is not checked there. Eager calls are unaffected.
+_enter._torchdynamo_inline = _traced_enter  # type: ignore[attr-defined]
+_leave._torchdynamo_inline = _traced_leave  # type: ignore[attr-defined]
 
 
 def disabled() -> bool:
@@ -70,26 +102,29 @@ def check(fn: Optional[Callable] = None, *, devices: bool = True):
     return compile_checker(fn, devices=devices)
 
 
-def _resolve_hints(fn: Callable) -> dict:
-    """The function's annotations as objects; ones that cannot be resolved are dropped."""
+def _resolve_hints(fn: Callable) -> tuple:
+    """``(hints, unresolved)``: the function's annotations as objects, and for each one that
+    cannot be resolved ``(name, why)`` (it is left out of ``hints``)."""
     try:
-        return typing.get_type_hints(fn, include_extras=True)
+        return typing.get_type_hints(fn, include_extras=True), []
     except Exception:
         pass
     hints = {}
+    unresolved = []
     for name, hint in getattr(fn, "__annotations__", {}).items():
         if isinstance(hint, str):
             try:
                 hint = eval(hint, fn.__globals__, {})
-            except Exception:
+            except Exception as err:
+                unresolved.append((name, "%s: %s" % (type(err).__name__, err)))
                 continue
         hints[name] = hint
-    return hints
+    return hints, unresolved
 
 
 def has_tensor_annotations(fn: Callable) -> bool:
     """True when a parameter of ``fn`` carries a jaxtyping annotation of torch tensors."""
-    hints = _resolve_hints(fn)
+    hints = _resolve_hints(fn)[0]
     return any(tensor_spec(h) is not None for name, h in hints.items() if name != "return")
 
 
@@ -299,17 +334,43 @@ class _Source:
             if listed:
                 self.emit(indent, "for y in %s:" % var)
                 size = "y"
-            test = "%s is not None and %s != _sym(%s, b)" % (size, size, self.const(dim))
+            test = "%s is not None and _sym(%s, b, %s)" % (size, self.const(dim), size)
             if dim.broadcastable:
-                test = "%s is not None and %s != 1 and %s != _sym(%s, b)" % (
-                    size, size, size, self.const(dim))
+                test = "%s is not None and %s != 1 and _sym(%s, b, %s)" % (
+                    size, size, self.const(dim), size)
             self.emit(indent + (1 if listed else 0), "if %s: %s" % (test, fail))
         self.symbols = []
 
 
-def compile_checker(fn: Callable, devices: bool = True) -> Callable:
-    """Read ``fn``'s annotations and build its checking wrapper (see :func:`check`)."""
-    hints = _resolve_hints(fn)
+def _kind(fn: Callable) -> str:
+    """``"coroutine"``, ``"generator"``, ``"asyncgen"`` or ``"plain"``."""
+    if inspect.iscoroutinefunction(fn):
+        return "coroutine"
+    if inspect.isasyncgenfunction(fn):
+        return "asyncgen"
+    if inspect.isgeneratorfunction(fn):
+        return "generator"
+    return "plain"
+
+
+class _Parts:
+    """A compiled check split at the call: ``pre(args, kwargs) -> bindings`` checks the
+    arguments, ``post(result, bindings, args, kwargs) -> result`` the return value, ``target``
+    is what is called (``fn``, or its beartype twin), ``checker`` explains faults."""
+
+    __slots__ = ("checker", "pre", "post", "target", "wrapper")
+
+    def __init__(self, checker, pre, post, target, wrapper=None) -> None:
+        self.checker = checker
+        self.pre = pre
+        self.post = post
+        self.target = target
+        self.wrapper = wrapper
+
+
+def _analyse(fn: Callable, devices: bool, hints: dict, kind: str):
+    """Read ``hints`` into ``(checker or None, target)``; ``None`` when nothing is checked
+    beyond what beartype does in ``target``."""
     sig = inspect.signature(fn)
     params = []
     other_hints = {}
@@ -327,33 +388,216 @@ def compile_checker(fn: Callable, devices: bool = True) -> Callable:
         params.append(_Param(name, param.kind, index, spec))
     returns = None
     returns_tuple = False
-    is_plain = not (inspect.isgeneratorfunction(fn) or inspect.iscoroutinefunction(fn)
-                    or inspect.isasyncgenfunction(fn))
+    # a coroutine's annotation is the awaited value's; a generator's is not a tensor's
+    value_return = kind in ("plain", "coroutine")
     if "return" in hints:
         spec = tensor_spec(hints["return"])
-        if spec is not None and is_plain:
+        if spec is not None and value_return:
             returns = [spec]
         else:
-            items = tuple_specs(hints["return"]) if is_plain else None
+            items = tuple_specs(hints["return"]) if value_return else None
             if items is not None:
                 returns, returns_tuple = items, True
             else:
                 other_hints["return"] = hints["return"]
-
     target = _beartyped(fn, other_hints) if other_hints else fn
     if not params and returns is None:
-        if target is not fn:
-            return target
-        return fn
-    checker = Checker(fn, params, returns, returns_tuple, devices, frozenset(named))
-    wrapper = _generate(checker, target)
+        return None, target
+    return Checker(fn, params, returns, returns_tuple, devices, frozenset(named)), target
+
+
+def compile_checker(fn: Callable, devices: bool = True) -> Callable:
+    """Read ``fn``'s annotations and build its checking wrapper (see :func:`check`).
+
+    Coroutine functions, generator functions and async generator functions get a wrapper of
+    their own kind whose body runs with the call's bindings (``assert_shape`` sees them); a
+    coroutine's awaited value is checked against the return annotation. Annotations that do not
+    resolve yet are tried again at the first call, then warned about
+    (:class:`UnresolvedAnnotationWarning`) and left out."""
+    kind = _kind(fn)
+    hints, unresolved = _resolve_hints(fn)
+    if unresolved:
+        return _deferred(fn, devices, kind)
+    checker, target = _analyse(fn, devices, hints, kind)
+    if checker is None:
+        return target
+    parts = _compile_parts(fn, checker, target, kind)
+    return _finish(_kind_wrapper(kind, lambda: parts) if kind != "plain" else parts.wrapper, fn,
+                   checker)
+
+
+def _finish(wrapper: Callable, fn: Callable, checker: Optional["Checker"]) -> Callable:
     functools.update_wrapper(wrapper, fn)
     wrapper.__shapecheck__ = True
     wrapper.__shapecheck_checker__ = checker
     return wrapper
 
 
-def _generate(checker: Checker, target: Callable) -> Callable:
+def _compile_parts(fn: Callable, checker: Optional["Checker"], target: Callable, kind: str) -> _Parts:
+    """The compiled parts of a check (a pass-through when there is nothing to check)."""
+    if checker is None:
+        checker = Checker(fn, [], None, False, False, frozenset())
+    return _generate(checker, target, kind == "plain")
+
+
+def _deferred(fn: Callable, devices: bool, kind: str) -> Callable:
+    """A wrapper that resolves the annotations at the first call (names defined after the
+    function may exist by then), warns once about those that still do not resolve, and checks
+    the rest from then on."""
+    state: list = []
+
+    def parts() -> _Parts:
+        if not state:
+            hints, unresolved = _resolve_hints(fn)
+            if unresolved:
+                _warn_unresolved(fn, unresolved)
+            checker, target = _analyse(fn, devices, hints, kind)
+            compiled = _compile_parts(fn, checker, target, kind)
+            wrapper.__shapecheck_checker__ = checker
+            state.append(compiled)
+        return state[0]
+
+    if kind == "plain":
+        def wrapper(*args, **kwargs):
+            __tracebackhide__ = True
+            return (state[0] if state else parts()).wrapper(*args, **kwargs)
+
+        def traced(*args, **kwargs):  # what torch.compile traces: resolving cannot be traced
+            return state[0].wrapper(*args, **kwargs) if state else fn(*args, **kwargs)
+
+        wrapper._torchdynamo_inline = traced
+    else:
+        wrapper = _kind_wrapper(kind, parts)
+    return _finish(wrapper, fn, None)
+
+
+def _warn_unresolved(fn: Callable, unresolved: list) -> None:
+    """One :class:`UnresolvedAnnotationWarning` naming the function and what is not checked."""
+    names = ", ".join("return value" if n == "return" else "'%s'" % n for n, _ in unresolved)
+    code = getattr(fn, "__code__", None)
+    message = (
+        "shapecheck.check: %s() has annotations that cannot be resolved (%s), so %s %s not "
+        "checked; a name imported only under 'if TYPE_CHECKING:' does not exist at run time: "
+        "import it normally" % (
+            fn.__qualname__, unresolved[0][1], names, "is" if len(unresolved) == 1 else "are"))
+    warnings.warn_explicit(
+        message, UnresolvedAnnotationWarning,
+        code.co_filename if code else "<unknown>", code.co_firstlineno if code else 0,
+        module=getattr(fn, "__module__", None) or "<unknown>",
+    )
+
+
+def _kind_wrapper(kind: str, parts: Callable) -> Callable:
+    """The wrapper of a coroutine, generator or async generator function: checks the arguments
+    when called (as for a plain function), then returns the coroutine or generator with every
+    step of the body run with the call's bindings current; a coroutine's result is checked when
+    it is awaited. ``parts()`` gives the compiled :class:`_Parts`."""
+    if kind == "coroutine":
+        def wrapper(*args, **kwargs):
+            __tracebackhide__ = True
+            p = parts()
+            return _awaited(p, p.pre(args, kwargs), args, kwargs)
+        mark = getattr(inspect, "markcoroutinefunction", None)  # Python 3.12+
+        return mark(wrapper) if mark is not None else wrapper
+    drive = _drive if kind == "generator" else _drive_async
+
+    def wrapper(*args, **kwargs):
+        __tracebackhide__ = True
+        p = parts()
+        context = (p.pre(args, kwargs), p.checker, args, kwargs)
+        return drive(p.target(*args, **kwargs), context)
+    return wrapper
+
+
+async def _awaited(p: _Parts, bindings: dict, args: tuple, kwargs: dict):
+    """Await the checked coroutine with its call's bindings current; check its result."""
+    __tracebackhide__ = True
+    token = _enter((bindings, p.checker, args, kwargs))
+    try:
+        result = await p.target(*args, **kwargs)
+    finally:
+        _leave(token)
+    return p.post(result, bindings, args, kwargs)
+
+
+def _drive(gen, context: tuple):
+    """Yield what ``gen`` yields, forwarding sent values, thrown exceptions and closing, with
+    ``context`` current while each step of its body runs (and only then)."""
+    sent = None
+    thrown = None
+    while True:
+        token = _enter(context)
+        try:
+            if thrown is None:
+                value = gen.send(sent)
+            else:
+                value, thrown = gen.throw(thrown), None
+        except StopIteration as stop:
+            return stop.value
+        finally:
+            _leave(token)
+        try:
+            sent = yield value
+        except GeneratorExit:
+            token = _enter(context)
+            try:
+                gen.close()
+            finally:
+                _leave(token)
+            raise
+        except BaseException as err:
+            thrown = err
+
+
+async def _drive_async(agen, context: tuple):
+    """:func:`_drive` for an async generator."""
+    sent = None
+    thrown = None
+    while True:
+        token = _enter(context)
+        try:
+            if thrown is None:
+                value = await agen.asend(sent)
+            else:
+                value, thrown = await agen.athrow(thrown), None
+        except StopAsyncIteration:
+            return
+        finally:
+            _leave(token)
+        try:
+            sent = yield value
+        except GeneratorExit:
+            token = _enter(context)
+            try:
+                await agen.aclose()
+            finally:
+                _leave(token)
+            raise
+        except BaseException as err:
+            thrown = err
+
+
+def _fail_function(checker: Checker) -> Callable:
+    """The fault call of the compiled check: the explainer raises the error. While
+    ``torch.compile`` traces the check, a traced stand-in raises a short error instead (the
+    explainer cannot be traced); dynamo reports it with the traced line."""
+    def fail(args, kwargs, result=_NO_RESULT, bindings=None):
+        __tracebackhide__ = True
+        checker.fail(args, kwargs, result, bindings)
+
+    message = ("%s: a tensor does not fit its annotation (found while torch.compile traced the "
+               "call; call it without torch.compile to see which and why)" % checker.function)
+
+    def traced_fail(args, kwargs, result=_NO_RESULT, bindings=None):
+        raise RuntimeError(message)
+
+    fail._torchdynamo_inline = traced_fail  # type: ignore[attr-defined]
+    return fail
+
+
+def _generate(checker: Checker, target: Callable, plain: bool = True) -> _Parts:
+    """Compile ``checker`` into :class:`_Parts`; with ``plain``, also the one-piece wrapper
+    (arguments, call with the bindings current, return value) that plain functions use."""
     src = _Source()
     broadcast = set()
     all_specs = [p.spec for p in checker.params] + list(checker.returns or [])
@@ -363,7 +607,6 @@ def _generate(checker: Checker, target: Callable) -> Callable:
                 broadcast.add(dim.name)
     src.broadcast_names = frozenset(broadcast)
     fail_args = "_fail(args, kwargs)"
-    src.emit(1, "__tracebackhide__ = True")
     src.emit(1, "b = {}")
     if checker.devices:
         src.emit(1, "dev = None")
@@ -397,14 +640,10 @@ def _generate(checker: Checker, target: Callable) -> Callable:
     if src.symbols:
         src.lines[symbols_start:symbols_start] = src.symbol_inits()
         src.flush_symbols(1, fail_args)
-    src.emit(1, "token = _set((b, _checker, args, kwargs))")
-    src.emit(1, "try:")
-    src.emit(2, "r = _call(*args, **kwargs)")
-    src.emit(1, "finally:")
-    src.emit(2, "_reset(token)")
+    arg_lines = src.lines
+    src.lines = []
     if checker.returns is not None:
         fail_ret = "_fail(args, kwargs, r, b)"
-        ret_start = len(src.lines)
         if checker.returns_tuple:
             src.emit(1, "if not isinstance(r, tuple) or len(r) != %d: %s"
                      % (len(checker.returns), fail_ret))
@@ -415,19 +654,35 @@ def _generate(checker: Checker, target: Callable) -> Callable:
             src.emit(1, "v = r")
             _emit_value(src, 1, checker.returns[0], False, fail_ret)
         if src.symbols:
-            src.lines[ret_start:ret_start] = src.symbol_inits()
+            src.lines[0:0] = src.symbol_inits()
             src.flush_symbols(1, fail_ret)
-    src.emit(1, "return r")
-    source = "def wrapper(*args, **kwargs):\n" + "\n".join(src.lines) + "\n"
+    ret_lines = src.lines
+    hide = ["    __tracebackhide__ = True"]
+    sources = [
+        "def pre(args, kwargs):", *hide, *arg_lines, "    return b",
+        "def post(r, b, args, kwargs):", *hide, *ret_lines, "    return r",
+    ]
+    if plain:
+        sources += [
+            "def wrapper(*args, **kwargs):", *hide, *arg_lines,
+            "    token = _enter((b, _checker, args, kwargs))",
+            "    try:",
+            "        r = _call(*args, **kwargs)",
+            "    finally:",
+            "        _leave(token)",
+            *ret_lines, "    return r",
+        ]
+    source = "\n".join(sources) + "\n"
     namespace = dict(src.consts)
     namespace.update(
-        _MISSING=_MISSING, _fail=checker.fail, _call=target, _checker=checker,
-        _set=_CONTEXT.set, _reset=_CONTEXT.reset, _merge=merge_variadic, _sym=_symbolic_value,
+        _MISSING=_MISSING, _fail=_fail_function(checker), _call=target, _checker=checker,
+        _enter=_enter, _leave=_leave, _merge=merge_variadic, _sym=_symbolic_differs,
     )
     exec(compile(source, "<shapecheck check of %s>" % checker.function, "exec"), namespace)
-    wrapper = namespace["wrapper"]
-    wrapper.__shapecheck_source__ = source
-    return wrapper
+    wrapper = namespace.get("wrapper")
+    if wrapper is not None:
+        wrapper.__shapecheck_source__ = source
+    return _Parts(checker, namespace["pre"], namespace["post"], target, wrapper)
 
 
 def _emit_value(src: _Source, indent: int, spec: TensorSpec, devices: bool, fail: str) -> None:
@@ -437,10 +692,19 @@ def _emit_value(src: _Source, indent: int, spec: TensorSpec, devices: bool, fail
     src.tensor(indent, "v", spec, devices, fail)
 
 
-def _symbolic_value(dim, bindings: dict):
-    """A symbolic dim's value, or a marker that equals nothing when a name is unbound."""
+def _symbolic_differs(dim, bindings: dict, size: int) -> bool:
+    """True when ``size`` is not the symbolic dim's value under ``bindings`` (or a name in it
+    is unbound)."""
     value = eval_symbolic(dim, bindings)
-    return _MISSING if value is None else value
+    return value is None or value != size
+
+
+def _traced_symbolic_differs(dim, bindings: dict, size: int) -> bool:
+    return False
+
+
+# the expression is evaluated with ``eval``, which torch.compile cannot trace: not checked there
+_symbolic_differs._torchdynamo_inline = _traced_symbolic_differs  # type: ignore[attr-defined]
 
 
 def _beartyped(fn: Callable, hints: dict) -> Callable:
@@ -479,7 +743,7 @@ def _value_test(dims: str) -> Callable:
         src.flush_symbols(1, "return False")
     src.emit(1, "return True")
     namespace = dict(src.consts)
-    namespace.update(_merge=merge_variadic, _sym=_symbolic_value)
+    namespace.update(_merge=merge_variadic, _sym=_symbolic_differs)
     source = "def test(v, b):\n" + "\n".join(src.lines) + "\n"
     exec(compile(source, "<shapecheck assert_shape %r>" % dims, "exec"), namespace)
     return namespace["test"]
@@ -529,6 +793,15 @@ def assert_shape(tensor: Any, dims: str) -> Any:
     except Fault as fault:
         raise fault.error.with_traceback(None) from None
     raise AssertionError("shapecheck: assert_shape(%r) disagrees with its explainer" % dims)
+
+
+def _traced_assert_shape(tensor: Any, dims: str) -> Any:
+    return tensor
+
+
+# torch.compile traces this stand-in: the dim string is compiled with ``compile`` and the
+# call's bindings live in a ContextVar, neither of which dynamo can trace
+assert_shape._torchdynamo_inline = _traced_assert_shape  # type: ignore[attr-defined]
 
 
 def _context_binder(checker: Checker, args: tuple, kwargs: dict, bindings: dict) -> Binder:

@@ -2,7 +2,8 @@
 
 Discovery walks the given paths, skips version-control, cache, build and virtualenv folders and
 the configured ``exclude`` globs. Decoding follows PEP 263 (a coding cookie on line 1 or 2) and
-honours a UTF-8 byte-order mark, like the interpreter.
+honours a UTF-8 byte-order mark, like the interpreter; a file in UTF-16 or UTF-32 (which Python
+cannot run either) is reported as such rather than as binary.
 """
 
 from __future__ import annotations
@@ -88,29 +89,38 @@ def _display(path: str) -> str:
 
 def collect_files(
     paths: Iterable[str], excludes: Sequence[str] = (), root: Optional[str] = None
-) -> tuple[list[str], list[str]]:
-    """The ``.py`` files under ``paths``, sorted, and the paths that do not exist.
+) -> tuple[list[str], list[tuple[str, str]]]:
+    """The ``.py`` files under ``paths``, sorted, and the paths that cannot be read, each with
+    why (``"cannot read: no such file or directory"``, an unreadable folder's
+    ``"cannot read: permission denied"``).
 
     A file named explicitly is linted whatever its suffix, unless an exclude glob matches it.
+    Anything under a folder with a ``.py`` name that is not a folder is returned as a file, even
+    a FIFO or a device: reading checks what it is (see :mod:`shapecheck.guards`).
     Returned paths are as given (normalised, with ``/``), so output stays relative.
     """
     root = root or os.getcwd()
     found: set[str] = set()
-    missing: list[str] = []
+    unreadable: list[tuple[str, str]] = []
     for given in paths:
         if os.path.isdir(given):
-            for file in _walk(given, excludes, root):
+            for file in _walk(given, excludes, root, unreadable):
                 found.add(_display(file))
-        elif os.path.isfile(given):
+        elif os.path.exists(given):
             if not _excluded(given, excludes, root):
                 found.add(_display(given))
         else:
-            missing.append(given)
-    return sorted(found), missing
+            unreadable.append((given, "cannot read: no such file or directory"))
+    return sorted(found), unreadable
 
 
-def _walk(top: str, excludes: Sequence[str], root: str) -> Iterator[str]:
-    for dirpath, dirnames, filenames in os.walk(top):
+def _walk(top: str, excludes: Sequence[str], root: str, unreadable: list[tuple[str, str]]) -> Iterator[str]:
+    def folder_error(exc: OSError) -> None:
+        if exc.filename is not None:
+            reason = (exc.strerror or str(exc)).lower()
+            unreadable.append((_display(exc.filename), f"cannot read: {reason}"))
+
+    for dirpath, dirnames, filenames in os.walk(top, onerror=folder_error):
         keep = []
         for name in sorted(dirnames):
             full = os.path.join(dirpath, name)
@@ -134,8 +144,44 @@ def _line_col(data: bytes, index: int) -> tuple[int, int]:
     return line, index - start + 1
 
 
+_WIDE_BOMS = (
+    (b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),
+    (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16"),
+)
+
+
+def _wide_encoding(data: bytes) -> Optional[str]:
+    """``"UTF-16"`` or ``"UTF-32"`` when ``data`` looks like text in that encoding (a byte-order
+    mark, or mostly ASCII text with the zero bytes of one of them), else ``None``."""
+    for bom, name in _WIDE_BOMS:
+        if data.startswith(bom):
+            return name
+    sample = data[:4096]
+    if len(sample) < 4 or b"\x00" not in sample:
+        return None
+    for width, name in ((4, "UTF-32"), (2, "UTF-16")):
+        usable = len(sample) - len(sample) % width
+        units = [sample[i:i + width] for i in range(0, usable, width)]
+        for low in (0, width - 1):  # little- or big-endian: where the ASCII byte sits
+            ascii_units = sum(
+                1 for u in units
+                if 0 < u[low] < 0x80 and not any(u[i] for i in range(width) if i != low)
+            )
+            if ascii_units * 4 >= len(units) * 3:
+                return name
+    return None
+
+
 def decode_source(data: bytes) -> Decoded:
     """Decode source bytes as the interpreter would; raises :class:`SourceError` when it can't."""
+    wide = _wide_encoding(data)
+    if wide is not None:
+        raise SourceError(
+            f"cannot decode: the file looks like {wide}; shapecheck reads UTF-8 or a PEP 263 "
+            "coding, as Python does (save the file as UTF-8)",
+            1,
+            1,
+        )
     nul = data.find(b"\x00")
     if nul != -1:
         line, col = _line_col(data, nul)
@@ -183,31 +229,3 @@ def encode_source(text: str, decoded: Decoded) -> bytes:
     """The bytes to write back for ``text`` read as ``decoded`` (same encoding, same BOM)."""
     data = text.encode(decoded.encoding)
     return (b"\xef\xbb\xbf" + data) if decoded.bom else data
-
-
-def atomic_write(path: str, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder and a rename."""
-    import tempfile
-
-    folder = os.path.dirname(os.path.abspath(path))
-    mode = None
-    try:
-        mode = os.stat(path).st_mode & 0o7777
-    except OSError:
-        pass
-    fd, tmp = tempfile.mkstemp(prefix=".shapecheck-", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        if mode is None:  # a new file: the usual permissions under the current umask
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise

@@ -249,12 +249,12 @@ def test_every_format_on_a_clean_tree(cli, tmp_path, fmt):
 
 
 def test_fix_that_cannot_be_written_is_reported(cli, tmp_path, monkeypatch):
-    import shapecheck.sources as sources
+    import shapecheck.writeback as writeback
 
-    def refuse(path, data):
+    def refuse(*args):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(sources, "atomic_write", refuse)
+    monkeypatch.setattr(writeback, "write_fixed", refuse)
     write_tree(tmp_path, {"bad.py": BAD})
     result = cli(["lint", "--fix", "bad.py"], tmp_path)
     assert result.rc == 2

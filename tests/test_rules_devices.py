@@ -85,7 +85,9 @@ def test_factory_fix_adds_the_input_device():
         "import torch\nimport torch.nn as nn\nclass M(nn.Module):\n    def forward(self, h):\n"
         "        return torch.cat([h, torch.zeros(2, 3)], dim=0)\n"
     )
-    fixed, applied = fix_text(src, [get_rule("SC403")])
+    # unannotated, `h` may be a float at run time: the fix is unsafe (see test_fix_semantics.py)
+    assert fix_text(src, [get_rule("SC403")]) == (src, 0)
+    fixed, applied = fix_text(src, [get_rule("SC403")], unsafe_fixes=True)
     assert applied == 1 and "torch.zeros(2, 3, device=h.device)" in fixed
 
 
@@ -112,7 +114,8 @@ def test_factory_meets_a_tensor_computed_from_the_input():
     )
     [(code, line, message)] = flagged(src)
     assert (code, line) == ("SC403", 11) and "`x`" in message
-    fixed, applied = fix_text(src, [get_rule("SC403")])
+    # `x` has no annotation: unsafe (test_fix_semantics.py)
+    fixed, applied = fix_text(src, [get_rule("SC403")], unsafe_fixes=True)
     assert applied == 1 and "torch.arange(h.shape[-1], device=x.device)" in fixed
 
 

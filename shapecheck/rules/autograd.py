@@ -7,7 +7,7 @@ from typing import Optional
 
 import libcst as cst
 
-from shapecheck.facts import LEAF_REQUIRES_GRAD, NO_GRAD, OPTIMIZER
+from shapecheck.facts import LEAF_REQUIRES_GRAD, MODULE, NO_GRAD, OPTIMIZER
 from shapecheck.rules import torch_ops as ops
 from shapecheck.rules.autograd_graph import FunctionGraph, names_read, records_in
 from shapecheck.rules.base import Example, Fix, Rule, register
@@ -313,6 +313,26 @@ def _is_data_attr(expr: cst.BaseExpression) -> bool:
 _PARAM_ATTRS = {"weight", "bias"}
 
 
+def _parameter_loop(node: cst.For, ctx) -> Optional[tuple[tuple[int, str], bool]]:
+    """For ``for p in m.parameters()`` (or ``for name, p in m.named_parameters()``):
+    ``((id of the function, "p"), whether m is known to be a module)``, else ``None``."""
+    call = method_call(node.iter)
+    if call is None or call[1] not in ("parameters", "named_parameters"):
+        return None
+    target = node.target
+    if call[1] == "named_parameters" and isinstance(target, cst.Tuple) and len(target.elements) == 2:
+        target = target.elements[1].value
+    if not isinstance(target, cst.Name):
+        return None
+    return (id(scope_of(ctx, node).function), target.value), ctx.fact(call[0]).kind == MODULE
+
+
+def _guessed_parameter(guessed: set, expr: cst.BaseExpression, ctx, node: cst.CSTNode) -> bool:
+    """True when ``expr`` is the name of a loop over ``.parameters()`` of an object not known to
+    be a module: the facts call it a parameter by that method's name alone."""
+    return isinstance(expr, cst.Name) and (id(scope_of(ctx, node).function), expr.value) in guessed
+
+
 def _swaps_storage(statement: Optional[cst.CSTNode]) -> bool:
     """True for ``x.data = ...`` (also ``x.data, meta = ...``): the statement replaces a
     tensor's storage."""
@@ -365,7 +385,11 @@ with torch.no_grad():
 values = w.detach().numpy()
 ```
 The fix rewrites `t.data` to `t.detach()` where the value is only read and converted
-(`.numpy()`, `.cpu()`, `.clone()`, `.tolist()`, `.item()`).
+(`.numpy()`, `.cpu()`, `.clone()`, `.tolist()`, `.item()`): the same values, and a later
+in-place change of a shared result now makes autograd raise instead of computing a wrong
+gradient. It is safe where `t` is known to be a tensor that requires grad, and unsafe
+(`--unsafe-fixes`) where only a name says it is a parameter (`.weight`, a loop over
+`.parameters()`): another object's `.data` has no `.detach()`.
 """
     valid = (
         "import torch\nw = torch.randn(3, requires_grad=True)\nwith torch.no_grad():\n    w.mul_(0.5)\n",
@@ -382,21 +406,24 @@ The fix rewrites `t.data` to `t.detach()` where the value is only read and conve
         "import torch\nw = torch.randn(3, requires_grad=True)\nw.data.mul_(0.5)  # <--\n",
         "import torch\nimport torch.nn as nn\nlayer = nn.Linear(3, 3)\nlayer.weight.data[0] = torch.zeros(3)  # <--\n",
         "import torch\ndef shrink(model):\n    for p in model.parameters():\n        p.data.mul_(0.9)  # <--\n",
+        Example(
+            "import torch\ndef snapshot(model):\n    for p in model.parameters():\n        print(p.data.clone())  # <--\n",
+            unsafe_fixed="import torch\ndef snapshot(model):\n    for p in model.parameters():\n"
+            "        print(p.detach().clone())  # <--\n",
+        ),
     )
 
     def __init__(self) -> None:
         self._done: set[int] = set()
         self._param_names: set[tuple[int, str]] = set()
+        self._guessed: set[tuple[int, str]] = set()
 
     def visit_For(self, node: cst.For, ctx) -> None:
-        call = method_call(node.iter)
-        if call is None or call[1] not in ("parameters", "named_parameters"):
-            return
-        target = node.target
-        if call[1] == "named_parameters" and isinstance(target, cst.Tuple) and len(target.elements) == 2:
-            target = target.elements[1].value
-        if isinstance(target, cst.Name):
-            self._param_names.add((id(scope_of(ctx, node).function), target.value))
+        loop = _parameter_loop(node, ctx)
+        if loop is not None:
+            self._param_names.add(loop[0])
+            if not loop[1]:
+                self._guessed.add(loop[0])
 
     def _is_tensor(self, expr: cst.BaseExpression, ctx, node: cst.CSTNode) -> bool:
         """True when ``expr`` is a tensor that requires grad, or a parameter by its name."""
@@ -419,7 +446,12 @@ The fix rewrites `t.data` to `t.detach()` where the value is only read and conve
         if not self._is_tensor(attr.value, ctx, node):
             return
         self._done.add(id(attr))
-        fix = Fix(attr, cst.Call(func=cst.Attribute(value=attr.value, attr=cst.Name("detach"))))
+        # Safe where the facts show a tensor that requires grad; a parameter known only by its
+        # name (`.weight`, a loop over `.parameters()`) may be something else with a `.data`
+        # (a NumPy array's is a memoryview, with `.tolist()`), which has no `.detach()`.
+        proven = ctx.fact(attr.value).requires_grad is True and not _guessed_parameter(
+            self._guessed, attr.value, ctx, node)
+        fix = Fix(attr, cst.Call(func=cst.Attribute(value=attr.value, attr=cst.Name("detach"))), safe=proven)
         name = short(ctx, attr.value)
         ctx.report(
             attr,
@@ -1183,7 +1215,9 @@ a = (w * 2).numpy()           # RuntimeError
 ```python
 a = (w * 2).detach().numpy()
 ```
-The fix inserts `.detach()` before `.numpy()`.
+The fix inserts `.detach()` before `.numpy()`: safe, since the call raised before, and on a
+tensor that does not require grad `.detach().numpy()` gives the same array. It is unsafe (`--unsafe-fixes`) on the
+variable of a loop over `.parameters()` of an object not known to be a module.
 """
     valid = (
         "import torch\nw = torch.randn(3, requires_grad=True)\na = w.detach().numpy()\n",
@@ -1201,6 +1235,14 @@ The fix inserts `.detach()` before `.numpy()`.
         ),
     )
 
+    def __init__(self) -> None:
+        self._guessed: set[tuple[int, str]] = set()
+
+    def visit_For(self, node: cst.For, ctx) -> None:
+        loop = _parameter_loop(node, ctx)
+        if loop is not None and not loop[1]:
+            self._guessed.add(loop[0])
+
     def visit_Call(self, node: cst.Call, ctx) -> None:
         call = method_call(node)
         if call is None or call[1] != "numpy" or node.args:
@@ -1210,7 +1252,10 @@ The fix inserts `.detach()` before `.numpy()`.
         if fact is None or fact.requires_grad is not True:
             return
         detached = cst.Call(func=cst.Attribute(value=receiver, attr=cst.Name("detach")))
-        fix = Fix(node.func, node.func.with_changes(value=detached))
+        # Unsafe on a loop over `.parameters()` of an object not known to be a module: another
+        # library's tensor may have `.numpy()` and no `.detach()`.
+        fix = Fix(node.func, node.func.with_changes(value=detached),
+                  safe=not _guessed_parameter(self._guessed, receiver, ctx, node))
         name = short(ctx, receiver)
         ctx.report(
             node,

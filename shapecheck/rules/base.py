@@ -27,11 +27,14 @@ class Example:
 
     ``code`` is a complete program. In an invalid example exactly one line carries the marker
     comment ``# <--`` (text may follow it): the rule must report on that line and nowhere else.
-    ``fixed`` is, for a fixable invalid example, the whole program after ``--fix``.
+    ``fixed`` is, for a fixable invalid example, the whole program after ``--fix``;
+    ``unsafe_fixed`` the whole program after ``--fix --unsafe-fixes`` where the finding's fix is
+    unsafe (then ``--fix`` alone changes nothing).
     """
 
     code: str
     fixed: Optional[str] = None
+    unsafe_fixed: Optional[str] = None
 
     @property
     def expected_line(self) -> Optional[int]:
@@ -48,10 +51,17 @@ def _as_example(value: Union[str, Example]) -> Example:
 
 @dataclass
 class Fix:
-    """A safe rewrite: replace ``node`` with ``replacement`` (both libcst nodes)."""
+    """A rewrite: replace ``node`` with ``replacement`` (both libcst nodes).
+
+    ``safe``: the rewrite cannot change what the program does beyond the bug the finding
+    reports, and ``--fix`` applies it. An unsafe fix may (it rebinds a name another scope
+    reads, or an attribute that may be a parameter slot; it changes floating-point results):
+    only ``--fix --unsafe-fixes`` applies it, and the report marks it ``[-]`` instead of ``[*]``.
+    """
 
     node: cst.CSTNode
     replacement: cst.CSTNode
+    safe: bool = True
 
 
 @dataclass

@@ -224,7 +224,13 @@ x.cuda()                      # x is still on the CPU
 ```python
 x = x.cuda()
 ```
-The fix assigns the result back to the receiver.
+The fix assigns the result back to the receiver. It is safe for a name local to its function
+(or a module-level statement). It is unsafe (`--unsafe-fixes`) for a name declared `global` or
+`nonlocal` (another scope sees the change), for a leaf that requires grad (the new binding is no
+leaf: its `.grad` stays `None` and an optimizer refuses it), and for an attribute (a parameter
+slot refuses a plain tensor). There is no fix for a name the function only reads (assigning it
+would make it local: `UnboundLocalError`) nor for a parameter (`self.w.double()`: convert the
+module, `self.double()`, which converts its parameters in place).
 """
     valid = (
         "import torch\nx = torch.randn(3)\nx = x.cuda()\n",
@@ -245,6 +251,25 @@ The fix assigns the result back to the receiver.
             "import torch\nidx = torch.tensor([1, 2])\nidx.float()  # <--\n",
             fixed="import torch\nidx = torch.tensor([1, 2])\nidx = idx.float()  # <--\n",
         ),
+        Example(
+            "import torch\ndef scale(n):\n    y = torch.ones(n)\n    y.double()  # <--\n    return y\n",
+            fixed="import torch\ndef scale(n):\n    y = torch.ones(n)\n    y = y.double()  # <--\n    return y\n",
+        ),
+        # a module-level name read in a function: `x = x.double()` there raises UnboundLocalError
+        "import torch\nx = torch.randn(3)\ndef show():\n    print(x.dtype)\n    x.double()  # <--\n",
+        # a parameter slot refuses a plain tensor: no fix
+        "import torch\nimport torch.nn as nn\nclass Scale(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.w = nn.Parameter(torch.ones(3))\n"
+        "    def forward(self, x):\n        self.w.double()  # <--\n        return x * self.w\n",
+        Example(
+            "import torch\nx = None\ndef make():\n    global x\n    x = torch.zeros(2)\n    x.double()  # <--\n",
+            unsafe_fixed="import torch\nx = None\ndef make():\n    global x\n    x = torch.zeros(2)\n"
+            "    x = x.double()  # <--\n",
+        ),
+        Example(
+            "import torch\nw = torch.randn(3, requires_grad=True)\nw.double()  # <--\n",
+            unsafe_fixed="import torch\nw = torch.randn(3, requires_grad=True)\nw = w.double()  # <--\n",
+        ),
     )
 
     def visit_Expr(self, node: cst.Expr, ctx) -> None:
@@ -257,19 +282,69 @@ The fix assigns the result back to the receiver.
         fact = ctx.fact(receiver)
         if fact.kind != TENSOR:
             return
+        name = short(ctx, receiver)
+        moved = short(ctx, node.value)
+        safety, advice = _assign_back(ctx, node, receiver, fact)
+        if advice is None:
+            advice = f"write `{name} = {moved}`"
         fix = None
-        if name_of(receiver) is not None:
+        if safety is not None:
             fix = Fix(node, cst.Assign(
                 targets=[cst.AssignTarget(target=receiver)], value=node.value, semicolon=node.semicolon,
-            ))
-        name = short(ctx, receiver)
+            ), safe=safety)
         ctx.report(
             node,
-            f"`{short(ctx, node.value)}` returns a new tensor and leaves `{name}` unchanged; "
-            f"the result is thrown away, so `{name}` keeps its old device and dtype; write "
-            f"`{name} = {short(ctx, node.value)}`",
+            f"`{moved}` returns a new tensor and leaves `{name}` unchanged; "
+            f"the result is thrown away, so `{name}` keeps its old device and dtype; {advice}",
             fix=fix,
         )
+
+
+#: Tensor attributes that are properties (``x.T``, ``x.grad``...): assigning one fails or does
+#: something else than rebinding (``x.real = y`` copies into ``x``, ``x.data = y`` swaps its storage).
+_TENSOR_PROPERTIES = frozenset({"T", "mT", "H", "mH", "real", "imag", "data", "grad", "grad_fn",
+                                "shape", "device", "dtype", "layout", "is_leaf", "requires_grad"})
+
+
+def _assign_back(ctx, node: cst.Expr, receiver: cst.BaseExpression, fact: Fact):
+    """How safe ``receiver = receiver.move(...)`` is: ``(True, None)`` safe, ``(False, None)``
+    unsafe, ``(None, advice)`` no fix, with the advice that replaces "write `x = x.cuda()`".
+
+    Unsafe: a name declared ``global``/``nonlocal`` (another scope's name changes), a leaf that
+    requires grad (the new binding is not a leaf: its ``.grad`` stays ``None`` and an optimizer
+    refuses it), an attribute (it may be a ``nn.Parameter`` slot, which refuses a plain tensor
+    with TypeError, or a property). No fix: a name the scope only reads (assigning it makes it
+    local there: UnboundLocalError at every read), an attribute that requires grad (most likely a
+    parameter), a tensor property, anything else than a dotted name.
+    """
+    from shapecheck.facts import LEAF_REQUIRES_GRAD
+    from shapecheck.rules import fix_safety
+
+    keep = f"keep the result in a name (`y = {short(ctx, node.value)}`) and use that"
+    if isinstance(receiver, cst.Attribute):
+        if name_of(receiver) is None or receiver.attr.value in _TENSOR_PROPERTIES:
+            return None, keep  # `t.T = ...` raises; `t[0] = ...` copies back into t's dtype
+        owner = ctx.fact(receiver.value)
+        parameter = receiver.attr.value in (owner.params or ()) if owner.kind == MODULE else False
+        if parameter or fact.grad == LEAF_REQUIRES_GRAD:
+            on_module = node.value.with_changes(func=node.value.func.with_changes(value=receiver.value))
+            return None, (f"`{short(ctx, receiver)}` is a leaf that requires grad, most likely a parameter, "
+                          f"which refuses a plain tensor: if `{short(ctx, receiver.value)}` is a module, "
+                          f"`{short(ctx, on_module)}` converts its parameters in place")
+        return False, None
+    if not isinstance(receiver, cst.Name):
+        return None, keep
+    place = fix_safety.place_of(ctx, node)
+    scope = fix_safety.name_scope(place, receiver.value) if place is not None else None
+    if scope == fix_safety.FREE:
+        where = place.scope.name.value if place is not None and place.scope is not None else "here"
+        call = short(ctx, node.value)
+        return None, (f"assign the result where `{receiver.value}` is defined: `{receiver.value}` is "
+                      f"not local to `{where}`, and `{receiver.value} = {call}` there would raise "
+                      f"UnboundLocalError")
+    if scope is None:
+        return None, None
+    return scope == fix_safety.LOCAL and fact.grad != LEAF_REQUIRES_GRAD, None
 
 
 def _nonzero_rank_factory(ctx, node: cst.CSTNode, ints: frozenset = frozenset()) -> Optional[str]:
@@ -282,6 +357,8 @@ def _nonzero_rank_factory(ctx, node: cst.CSTNode, ints: frozenset = frozenset())
     name = torch_name(ctx, node.func)
     if name not in ops.FACTORIES or keyword(node, "device") is not None:
         return None
+    if any(arg.star == "**" for arg in node.args):
+        return None  # `**options` may hold a device
     args = positional(node)
     if name in ("arange", "linspace", "logspace", "eye", "randperm"):
         return name if args or node.args else None
@@ -428,7 +505,10 @@ def forward(self, x):
     return x * mask
 ```
 The fix adds `device=x.device` to the factory call. Pass `dtype=x.dtype` too when the result
-should follow the input's precision (the fix leaves the dtype as it was).
+should follow the input's precision (the fix leaves the dtype as it was). The fix is safe when
+`x` is annotated as a tensor (or used as one) and never rebound in the function; otherwise it is
+unsafe (`--unsafe-fixes`): an unannotated `forward(self, x)` may receive a float, which adds to a
+tensor but has no `.device`. A factory inside a lambda or comprehension gets no fix.
 """
     valid = (
         "import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def forward(self, x):\n"
@@ -444,8 +524,20 @@ should follow the input's precision (the fix leaves the dtype as it was).
         Example(
             "import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def forward(self, x):\n"
             "        return x + torch.zeros(10)  # <--\n",
-            fixed="import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def forward(self, x):\n"
+            unsafe_fixed="import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def forward(self, x):\n"
             "        return x + torch.zeros(10, device=x.device)  # <--\n",
+        ),
+        Example(
+            "import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def forward(self, x: torch.Tensor):\n"
+            "        return x + torch.zeros(10)  # <--\n",
+            fixed="import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def forward(self, x: torch.Tensor):\n"
+            "        return x + torch.zeros(10, device=x.device)  # <--\n",
+        ),
+        Example(
+            "import torch\nfrom torch import Tensor\ndef f(x: Tensor) -> Tensor:\n    h = x * 2\n"
+            "    x = x.shape\n    return h + torch.zeros(3)  # <--\n",
+            unsafe_fixed="import torch\nfrom torch import Tensor\ndef f(x: Tensor) -> Tensor:\n    h = x * 2\n"
+            "    x = x.shape\n    return h + torch.zeros(3, device=x.device)  # <--\n",
         ),
         Example(
             "import torch\nfrom torch import Tensor\ndef add_bias(x: Tensor) -> Tensor:\n"
@@ -453,8 +545,12 @@ should follow the input's precision (the fix leaves the dtype as it was).
             fixed="import torch\nfrom torch import Tensor\ndef add_bias(x: Tensor) -> Tensor:\n"
             "    bias = torch.arange(4, device=x.device)\n    return x + bias  # <--\n",
         ),
-        "import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def forward(self, h):\n"
-        "        pad = torch.zeros(2, 3)\n        return torch.cat([h, pad], dim=0)  # <--\n",
+        Example(
+            "import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def forward(self, h):\n"
+            "        pad = torch.zeros(2, 3)\n        return torch.cat([h, pad], dim=0)  # <--\n",
+            unsafe_fixed="import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def forward(self, h):\n"
+            "        pad = torch.zeros(2, 3, device=h.device)\n        return torch.cat([h, pad], dim=0)  # <--\n",
+        ),
     )
 
     def __init__(self) -> None:
@@ -658,15 +754,41 @@ should follow the input's precision (the fix leaves the dtype as it was).
                                           whitespace_after=cst.SimpleWhitespace("")),
                 ),
             ])
+            safety = self._fix_safety(ctx, call, scope.function, param)
             ctx.report(
                 node,
                 f"`{short(ctx, call)}` is created on the CPU (no `device=`) and meets "
                 f"`{short(ctx, operand)}`, computed from the input `{param}`: `{what}` raises "
                 f"RuntimeError (Expected all tensors to be on the same device) when `{param}` "
                 f"is on the GPU; pass `device={param}.device`{self._dtype_hint(call, param, ctx)}",
-                fix=Fix(call, fixed),
+                fix=Fix(call, fixed, safe=safety) if safety is not None else None,
             )
             return
+
+    @staticmethod
+    def _fix_safety(ctx, call: cst.Call, function: cst.FunctionDef, param: str) -> Optional[bool]:
+        """Whether adding ``device=param.device`` to ``call`` is safe (True), unsafe (False) or
+        not offered (None).
+
+        ``param`` must denote the parameter where the factory runs: no fix inside a nested
+        scope (a lambda or comprehension may bind the same name) or in another function. It is
+        unsafe when the function rebinds ``param`` (``x = x.shape`` leaves no ``.device``) or
+        when nothing shows that it is a tensor (an unannotated ``forward(self, x)`` may be
+        called with a float, which adds to a tensor but has no ``.device``).
+        """
+        from shapecheck.rules import fix_safety
+
+        place = fix_safety.place_of(ctx, call)
+        if place is None or place.scope is not function or place.in_inner_scope:
+            return None
+        rebound = fix_safety.rebound(place, param)
+        if rebound is None:
+            return None
+        declared = _params(function).get(param)
+        evidence = declared is not None and _annotated_tensor(declared)
+        if declared is not None and not evidence and not rebound:
+            evidence = ctx.fact(declared.name).kind == TENSOR  # its binding where the hook runs
+        return evidence and not rebound
 
 
 @register

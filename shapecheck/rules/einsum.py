@@ -45,6 +45,10 @@ def _site(node: cst.Call, ctx) -> Optional[_Site]:
     if entry is None:
         return None
     form, spec_last = entry
+    if qual == "shapecheck.einsum":
+        form = _form_keyword(node, form)
+        if form is None:
+            return None
     args = [a for a in node.args if a.keyword is None]
     if not args or (args[-1] if spec_last else args[0]).star:
         return None
@@ -68,6 +72,19 @@ def _site(node: cst.Call, ctx) -> Optional[_Site]:
     elif qual.startswith("torch") and len(operands) == 1 and ctx.fact(operands[0]).kind != TENSOR:
         countable = False  # torch.einsum(spec, ops) with a list of operands
     return _Site(literal, spec, operands, form, countable)
+
+
+def _form_keyword(node: cst.Call, default: str) -> Optional[str]:
+    """The grammar a ``form=`` keyword of ``shapecheck.einsum`` asks for; ``None`` when it is
+    not a literal the runtime accepts (the call is then not checked)."""
+    for arg in node.args:
+        if arg.keyword is not None and arg.keyword.value == "form":
+            if isinstance(arg.value, cst.Name) and arg.value.value == "None":
+                return default
+            if isinstance(arg.value, cst.SimpleString) and arg.value.evaluated_value in ("letters", "named"):
+                return arg.value.evaluated_value
+            return None
+    return default
 
 
 def _offset(literal: cst.SimpleString, position: Optional[int]) -> Optional[tuple[int, int]]:

@@ -23,7 +23,7 @@ from shapecheck.rules.tensor_helpers import (
 def _numel_words(fact) -> str:
     """``"6 elements"`` when the count is known, else ``"more than one element"``."""
     n = fact.shape.numel() if fact.shape is not None else None
-    if n is not None:
+    if n is not None and n.bit_length() <= 64:
         return f"{n} elements"
     return "more than one element (or none)"
 
@@ -373,7 +373,9 @@ x = torch.inverse(A) @ b
 x = torch.linalg.solve(A, b)
 ```
 The fix rewrites the product when the shapes are known and mean the same thing for both
-(`A` a matrix and `b` a vector or matrix, or a batch of matrices of the same rank).
+(`A` a matrix and `b` a vector or matrix, or a batch of matrices of the same rank). It is
+unsafe (`--unsafe-fixes`): `solve` rounds differently, so the values and their gradients change
+in the last digits, which matters to a program that prints or compares them exactly.
 """
     valid = (
         "import torch\nA = torch.randn(3, 3)\nb = torch.randn(3)\nx = torch.linalg.solve(A, b)\n",
@@ -384,15 +386,15 @@ The fix rewrites the product when the shapes are known and mean the same thing f
     invalid = (
         Example(
             "import torch\nA = torch.randn(3, 3)\nb = torch.randn(3)\nx = torch.inverse(A) @ b  # <--\n",
-            fixed="import torch\nA = torch.randn(3, 3)\nb = torch.randn(3)\nx = torch.linalg.solve(A, b)  # <--\n",
+            unsafe_fixed="import torch\nA = torch.randn(3, 3)\nb = torch.randn(3)\nx = torch.linalg.solve(A, b)  # <--\n",
         ),
         Example(
             "import torch\nA = torch.randn(4, 4)\nB = torch.randn(4, 2)\nX = torch.matmul(torch.linalg.inv(A), B)  # <--\n",
-            fixed="import torch\nA = torch.randn(4, 4)\nB = torch.randn(4, 2)\nX = torch.linalg.solve(A, B)  # <--\n",
+            unsafe_fixed="import torch\nA = torch.randn(4, 4)\nB = torch.randn(4, 2)\nX = torch.linalg.solve(A, B)  # <--\n",
         ),
         Example(
             "import torch\nA = torch.randn(2, 3, 3)\nb = torch.randn(2, 3, 1)\nx = A.inverse() @ b  # <--\n",
-            fixed="import torch\nA = torch.randn(2, 3, 3)\nb = torch.randn(2, 3, 1)\nx = torch.linalg.solve(A, b)  # <--\n",
+            unsafe_fixed="import torch\nA = torch.randn(2, 3, 3)\nb = torch.randn(2, 3, 1)\nx = torch.linalg.solve(A, b)  # <--\n",
         ),
     )
 
@@ -400,18 +402,33 @@ The fix rewrites the product when the shapes are known and mean the same thing f
         a, via_function = inverse
         fix = None
         root = torch_root(ctx)
-        if root is not None and self._same_meaning(ctx.fact(a), ctx.fact(b)):
+        if root is not None and self._same_meaning(ctx.fact(a), ctx.fact(b)) and self._module_name(ctx, node, root):
             replacement = cst.parse_expression(f"{root}.linalg.solve(a, b)")
             replacement = replacement.with_changes(
                 args=[cst.Arg(a), cst.Arg(b)],
             )
-            fix = Fix(node, replacement)
+            # Unsafe: `solve` rounds differently from `inverse` then `@`, so the values (and
+            # their gradients) change in the last digits, which a program may print or compare.
+            fix = Fix(node, replacement, safe=False)
         ctx.report(
             node,
             f"`{short(ctx, node, 50)}` forms the explicit inverse of `{short(ctx, a)}` and then "
             f"multiplies: slower and less accurate than `torch.linalg.solve("
             f"{short(ctx, a)}, {short(ctx, b)})`, which solves the system directly",
             fix=fix,
+        )
+
+    @staticmethod
+    def _module_name(ctx, node: cst.CSTNode, root: str) -> bool:
+        """True when ``root`` (the module's ``import torch`` name) means the same at ``node``:
+        not a parameter or local of the function (``def f(torch): ...``)."""
+        from shapecheck.rules import fix_safety
+
+        place = fix_safety.place_of(ctx, node)
+        if place is None:
+            return False
+        return fix_safety.name_scope(place, root) == (
+            fix_safety.LOCAL if place.scope is None else fix_safety.FREE
         )
 
     @staticmethod

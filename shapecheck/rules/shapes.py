@@ -6,7 +6,7 @@ from typing import Optional, Sequence
 
 import libcst as cst
 
-from shapecheck.broadcast import broadcast_shapes
+from shapecheck.broadcast import InvalidShapeError, broadcast_shapes
 from shapecheck.errors import BroadcastError
 from shapecheck.facts import MODULE, TENSOR, TUPLE
 from shapecheck.infer_annotations import annotation_fact
@@ -256,6 +256,8 @@ c = a + b[:, None]  # (2, 3) + (2, 1)
                         return
         try:
             broadcast_shapes(*[f.shape for _o, f in tensors])
+        except InvalidShapeError:
+            return  # a size torch rejects is SC103's finding (the inference drops such sizes)
         except BroadcastError as err:
             if not err.certain and not self._two_symbols(err, [f.shape for _o, f in tensors]):
                 return
