@@ -32,6 +32,8 @@ import sys
 import threading
 from typing import Callable, Optional, TypeVar
 
+from shapecheck.sources import read_error
+
 #: Files larger than this many bytes are not linted (``max-file-size`` / ``--max-file-size``).
 DEFAULT_MAX_FILE_SIZE = 2 * 1024 * 1024
 #: The deepest an expression may nest, as estimated by :func:`nesting_problem`.
@@ -84,7 +86,7 @@ def read_regular_file(path: str, max_size: int) -> bytes:
     try:
         fd = os.open(path, flags)
     except OSError as exc:
-        raise FileRefused(f"cannot read: {_strerror(exc)}") from None
+        raise FileRefused(read_error(exc)) from None
     try:
         info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):
@@ -103,16 +105,12 @@ def read_regular_file(path: str, max_size: int) -> bytes:
             left -= len(chunk)
         data = b"".join(chunks)
     except OSError as exc:
-        raise FileRefused(f"cannot read: {_strerror(exc)}") from None
+        raise FileRefused(read_error(exc)) from None
     finally:
         os.close(fd)
     if len(data) > max_size:  # it grew while being read
         raise FileRefused(too_large_message(len(data), max_size))
     return data
-
-
-def _strerror(exc: OSError) -> str:
-    return (exc.strerror or str(exc)).lower()
 
 
 def _file_kind(mode: int) -> str:

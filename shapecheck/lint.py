@@ -29,7 +29,7 @@ from shapecheck.config import (
     matches_any,
     selected_codes,
 )
-from shapecheck.sources import Decoded, SourceError, collect_files, decode_source, encode_source
+from shapecheck.sources import Decoded, SourceError, collect_files, decode_source, display_path, encode_source
 
 #: Fewer files than this are linted in-process even when ``--jobs`` allows a pool.
 POOL_THRESHOLD = 4
@@ -463,7 +463,7 @@ class _FixWrites:
     @classmethod
     def of(cls, paths: list[str], root: str, work: list[FileJob]) -> "_FixWrites":
         """The writer for a run over ``paths`` in the project at ``root`` that read ``work``."""
-        named = frozenset(_display_path(p) for p in paths if not os.path.isdir(p))
+        named = frozenset(display_path(p) for p in paths if not os.path.isdir(p))
         folders = [os.path.realpath(root)] + [os.path.realpath(p) for p in paths if os.path.isdir(p)]
         return cls(named, tuple(folders), {job.path: job.data for job in work})
 
@@ -492,10 +492,6 @@ class _FixWrites:
         (not written already under another name of the file); writes them if still due."""
         self.write(result)
         return self.outcomes[result.path]
-
-
-def _display_path(path: str) -> str:
-    return os.path.normpath(path).replace(os.sep, "/")
 
 
 def run(

@@ -83,8 +83,14 @@ def _excluded(path: str, excludes: Sequence[str], root: str) -> bool:
     return any(glob_matches(p, path, root) for p in excludes)
 
 
-def _display(path: str) -> str:
+def display_path(path: str) -> str:
+    """``path`` as the reports show it: normalised, with ``/`` between its parts."""
     return os.path.normpath(path).replace(os.sep, "/")
+
+
+def read_error(exc: OSError) -> str:
+    """The ``SC000`` message of a file or folder that cannot be read: ``cannot read: <why>``."""
+    return f"cannot read: {(exc.strerror or str(exc)).lower()}"
 
 
 def collect_files(
@@ -105,10 +111,10 @@ def collect_files(
     for given in paths:
         if os.path.isdir(given):
             for file in _walk(given, excludes, root, unreadable):
-                found.add(_display(file))
+                found.add(display_path(file))
         elif os.path.exists(given):
             if not _excluded(given, excludes, root):
-                found.add(_display(given))
+                found.add(display_path(given))
         else:
             unreadable.append((given, "cannot read: no such file or directory"))
     return sorted(found), unreadable
@@ -117,8 +123,7 @@ def collect_files(
 def _walk(top: str, excludes: Sequence[str], root: str, unreadable: list[tuple[str, str]]) -> Iterator[str]:
     def folder_error(exc: OSError) -> None:
         if exc.filename is not None:
-            reason = (exc.strerror or str(exc)).lower()
-            unreadable.append((_display(exc.filename), f"cannot read: {reason}"))
+            unreadable.append((display_path(exc.filename), read_error(exc)))
 
     for dirpath, dirnames, filenames in os.walk(top, onerror=folder_error):
         keep = []

@@ -194,7 +194,7 @@ y = x.view(3, -1)      # give every size but one
             return
         count = sum(1 for d in target if d == -1)
         torch_stops_first = (method == "view" or recv.kind == "tensor") and \
-            _negative_view_size(target[:_second_inferred(target)]) is not None
+            _negative_view_size(target) is not None
         if count > 1 and not torch_stops_first:  # else SC103 reports the size torch rejects first
             ctx.report(
                 node,
@@ -231,15 +231,8 @@ def _second_inferred(target) -> int:
 def _negative_view_size(target) -> Optional[int]:
     """The index of the first size torch rejects in a view target (below ``-1``), scanning as
     torch does; ``None`` when there is none or a second ``-1`` comes first (SC102's finding)."""
-    inferred = False
-    for i, d in enumerate(target):
-        if d == -1:
-            if inferred:
-                return None
-            inferred = True
-        elif isinstance(d, int) and d < 0:
-            return i
-    return None
+    end = _second_inferred(target)
+    return next((i for i, d in enumerate(target[:end]) if isinstance(d, int) and d < -1), None)
 
 
 def _factory_error(name: str, sizes) -> Optional[tuple[int, str]]:
