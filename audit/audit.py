@@ -25,7 +25,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from shapecheck.lint import lint_text  # noqa: E402
+from shapecheck.engine.runner import lint_text  # noqa: E402
 from shapecheck.rules.base import all_rules  # noqa: E402
 
 FAMILIES = ("SC1", "SC2", "SC5")

@@ -1,6 +1,6 @@
 """False-positive audit of the SC3xx, SC4xx and SC6xx rules on real code.
 
-Runs every rule of those families (opt-in SC603 included) with :func:`shapecheck.infer.analyze`
+Runs every rule of those families (opt-in SC603 included) with :func:`shapecheck.semantic.interpreter.analyze`
 over the installed torch's ``torch/nn``, ``torch/distributions`` and ``torch/optim``, and over
 the transformers modeling files in ``audit/_corpus/transformers``, and (corpus
 ``transformers-other``) the other modules of the transformers wheel in ``audit/_corpus/dl``
@@ -29,7 +29,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from shapecheck.rules.base import all_rules  # noqa: E402
-from shapecheck.infer import analyze  # noqa: E402
+from shapecheck.semantic.interpreter import analyze  # noqa: E402
 
 
 def corpora() -> dict[str, list[Path]]:

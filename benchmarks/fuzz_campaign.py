@@ -429,7 +429,7 @@ def grammar_programs(count: int, seed: int, from_node: bool = False) -> list[str
 def check_case(text: str) -> tuple[list[tuple[str, str]], str]:
     """Lint and fix ``text`` with every rule: ``(problems, fixed text)``, where each problem is
     ``(category, what)`` and ``fixed`` is what ``--fix`` must write."""
-    from shapecheck.lint import fix_text, lint_text
+    from shapecheck.engine.runner import fix_text, lint_text
     from shapecheck.rules.base import all_rules
 
     rules = all_rules()

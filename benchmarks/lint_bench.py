@@ -109,12 +109,12 @@ def breakdown(files: list[str], package: str) -> dict:
     import libcst
 
     sys.path.insert(0, package)
-    from shapecheck.config import selected_rules  # the registry first, as the engine does
+    from shapecheck.engine.config import selected_rules  # the registry first, as the engine does
 
     rule_classes = selected_rules([])
-    from shapecheck import infer
-    from shapecheck.positions import node_positions
-    from shapecheck.sources import decode_source
+    from shapecheck.semantic import interpreter as infer
+    from shapecheck.engine.positions import node_positions
+    from shapecheck.engine.sources import decode_source
 
     totals = {"parse": 0.0, "walk": 0.0, "positions": 0.0, "files_with_findings": 0, "findings": 0,
               "walk_crashes": 0}

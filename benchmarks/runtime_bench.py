@@ -30,7 +30,7 @@ from jaxtyping import Float, jaxtyped  # noqa: E402
 from torch import Tensor  # noqa: E402
 
 import shapecheck  # noqa: E402
-from shapecheck import runtime_einsum  # noqa: E402
+from shapecheck.torch_runtime import einsum as runtime_einsum# noqa: E402
 
 
 def per_call(fn, number: int, repeat: int) -> float:

@@ -1,5 +1,5 @@
 """``python -m shapecheck``: the same as the ``shapecheck`` command."""
 
-from shapecheck.cli import main
+from shapecheck.frontends.cli import main
 
 raise SystemExit(main())

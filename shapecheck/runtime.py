@@ -3,8 +3,8 @@
 ``import shapecheck`` does not import torch; this module does, and ``shapecheck.einsum`` and the
 other names below reach it lazily through the package's ``__getattr__``.
 
-- :func:`einsum` (``shapecheck.runtime_einsum``): validates, then runs a cached plan;
-- :func:`check` and :func:`assert_shape` (``shapecheck.runtime_check``): jaxtyping annotations
+- :func:`einsum` (``shapecheck.torch_runtime.einsum``): validates, then runs a cached plan;
+- :func:`check` and :func:`assert_shape` (``shapecheck.torch_runtime.check``): jaxtyping annotations
   compiled into a per-call check that binds dims across arguments and the return value;
 - :func:`broadcast_shapes`: ``torch.broadcast_shapes`` with the algebra's explanation.
 """
@@ -20,10 +20,10 @@ from shapecheck.errors import (
     BroadcastError, DeviceMismatchError, DtypeMismatchError, EinsumOperandCountError,
     EinsumShapeError, EinsumSyntaxError, ShapeCheckError, SignatureShapeError,
 )
-from shapecheck.runtime_check import (
+from shapecheck.torch_runtime.check import (
     UnresolvedAnnotationWarning, assert_shape, check, current_bindings, disabled,
 )
-from shapecheck.runtime_einsum import clear_cache, einsum, plan_source
+from shapecheck.torch_runtime.einsum import clear_cache, einsum, plan_source
 from shapecheck.shapes import Shape
 
 __all__ = [

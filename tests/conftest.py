@@ -25,7 +25,7 @@ class CliResult:
 
 def run_cli_inprocess(args: list[str], cwd: Path) -> CliResult:
     """``shapecheck ARGS`` in this process, from folder ``cwd``."""
-    from shapecheck.cli import main
+    from shapecheck.frontends.cli import main
 
     out, err = io.StringIO(), io.StringIO()
     old = os.getcwd(), sys.stdout, sys.stderr

@@ -6,7 +6,7 @@ import re
 
 from conftest import REPO
 
-from shapecheck.docs import TABLE_END, TABLE_START, replace_table, rule_table
+from shapecheck.frontends.docs import TABLE_END, TABLE_START, replace_table, rule_table
 from shapecheck.rules.base import all_rules
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
@@ -21,7 +21,7 @@ def _commands(ci_text: str) -> list[str]:
 def test_rule_table_matches_the_registry():
     assert TABLE_START in README and TABLE_END in README
     assert replace_table(README, rule_table(all_rules())) == README, (
-        "README rule table is stale: run `python -m shapecheck.docs --write-readme`"
+        "README rule table is stale: run `python -m shapecheck.frontends.docs --write-readme`"
     )
 
 

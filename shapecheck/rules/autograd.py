@@ -7,7 +7,7 @@ from typing import Optional
 
 import libcst as cst
 
-from shapecheck.facts import LEAF_REQUIRES_GRAD, MODULE, NO_GRAD, OPTIMIZER
+from shapecheck.semantic.facts import LEAF_REQUIRES_GRAD, MODULE, NO_GRAD, OPTIMIZER
 from shapecheck.rules import torch_ops as ops
 from shapecheck.rules.autograd_graph import FunctionGraph, names_read, records_in
 from shapecheck.rules.base import Example, Fix, Rule, register

@@ -3,11 +3,11 @@
 A rule is one class. It carries its code, name, severity, summary, doc page, and its own
 ``valid`` and ``invalid`` examples; the test suite is generated from those examples.
 
-The engine walks each file once (see :mod:`shapecheck.infer`). At every node it calls the hooks
+The engine walks each file once (see :mod:`shapecheck.semantic.interpreter`). At every node it calls the hooks
 that the selected rules define, named after libcst node classes: ``visit_Call(self, node, ctx)``,
 ``visit_BinaryOperation(self, node, ctx)``, ``visit_For(self, node, ctx)`` and so on. Hooks run
 in statement order with the tensor facts that hold at that point; ``ctx`` (an
-:class:`shapecheck.infer.RuleContext`) answers questions about them and takes reports.
+:class:`shapecheck.semantic.interpreter.RuleContext`) answers questions about them and takes reports.
 """
 
 from __future__ import annotations

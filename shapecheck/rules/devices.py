@@ -6,7 +6,7 @@ from typing import Optional
 
 import libcst as cst
 
-from shapecheck.facts import CPU, CUDA, INT, MAYBE_CUDA, MODULE, MPS, SIZE, TENSOR, Fact
+from shapecheck.semantic.facts import CPU, CUDA, INT, MAYBE_CUDA, MODULE, MPS, SIZE, TENSOR, Fact
 from shapecheck.rules import torch_ops as ops
 from shapecheck.rules.base import Example, Fix, Rule, register
 from shapecheck.rules.scopes import scope_of
@@ -317,7 +317,7 @@ def _assign_back(ctx, node: cst.Expr, receiver: cst.BaseExpression, fact: Fact):
     local there: UnboundLocalError at every read), an attribute that requires grad (most likely a
     parameter), a tensor property, anything else than a dotted name.
     """
-    from shapecheck.facts import LEAF_REQUIRES_GRAD
+    from shapecheck.semantic.facts import LEAF_REQUIRES_GRAD
     from shapecheck.rules import fix_safety
 
     keep = f"keep the result in a name (`y = {short(ctx, node.value)}`) and use that"

@@ -13,7 +13,7 @@ import libcst as cst
 
 from shapecheck.einsum_parser import parse
 from shapecheck.errors import EinsumOperandCountError, EinsumShapeError, EinsumSyntaxError
-from shapecheck.facts import TENSOR
+from shapecheck.semantic.facts import TENSOR
 from shapecheck.rules.base import Rule, register
 from shapecheck.shapes import Shape
 

@@ -6,7 +6,7 @@ from typing import Optional
 
 import libcst as cst
 
-from shapecheck.infer_ops import MAX_SIZE
+from shapecheck.semantic.shape_ops import MAX_SIZE
 from shapecheck.rules.base import Example, Fix, Rule, register
 from shapecheck.shapes import format_shape
 

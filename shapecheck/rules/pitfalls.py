@@ -6,7 +6,7 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
-from shapecheck.facts import CPU, TENSOR
+from shapecheck.semantic.facts import CPU, TENSOR
 from shapecheck.rules.base import Example, Fix, Rule, register
 from shapecheck.rules.scopes import scope_of
 from shapecheck.rules.tensor_helpers import (

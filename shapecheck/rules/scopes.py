@@ -1,6 +1,6 @@
 """Where the node being visited sits: its function, class, loop and grad mode.
 
-A thin reading of the inference context (see the docstring of :mod:`shapecheck.infer`): the
+A thin reading of the inference context (see the docstring of :mod:`shapecheck.semantic.interpreter`): the
 rules of this package ask through :func:`scope_of` and :func:`grad_enabled` so that they read the
 context the same way everywhere.
 """

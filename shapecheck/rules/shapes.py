@@ -8,9 +8,9 @@ import libcst as cst
 
 from shapecheck.broadcast import InvalidShapeError, broadcast_shapes
 from shapecheck.errors import BroadcastError
-from shapecheck.facts import MODULE, TENSOR, TUPLE
-from shapecheck.infer_annotations import annotation_fact
-from shapecheck.infer_eval import dotted_name
+from shapecheck.semantic.facts import MODULE, TENSOR, TUPLE
+from shapecheck.semantic.annotations import annotation_fact
+from shapecheck.semantic.evaluator import dotted_name
 from shapecheck.rules.base import Rule, register
 from shapecheck.shapes import Shape, format_shape
 

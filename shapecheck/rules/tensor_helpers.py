@@ -6,8 +6,8 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
-from shapecheck.facts import TENSOR, Fact
-from shapecheck.infer_eval import dotted_name
+from shapecheck.semantic.facts import TENSOR, Fact
+from shapecheck.semantic.evaluator import dotted_name
 from shapecheck.shapes import format_shape
 
 

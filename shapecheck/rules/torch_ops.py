@@ -11,7 +11,7 @@ from typing import Optional
 
 #: torch functions and Tensor methods that return a Python ``bool``, not a tensor: a table of the
 #: inference (their facts have kind ``"bool"``), re-exported here with the other torch tables
-from shapecheck.infer_eval import PYTHON_BOOL_RESULTS  # noqa: F401
+from shapecheck.semantic.evaluator import PYTHON_BOOL_RESULTS  # noqa: F401
 
 #: Tensor methods that change their receiver's data (or its metadata) in place. All public
 #: ``torch.Tensor`` methods whose name ends in ``_``, except those that only change autograd

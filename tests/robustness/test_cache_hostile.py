@@ -21,8 +21,9 @@ import pytest
 
 from conftest import BAD, GOOD, run_cli_subprocess, write_tree
 
-from shapecheck import cache, lint
-from shapecheck.config import Selectors, build_settings, find_project_root, registry_infos, selected_codes
+from shapecheck.engine import cache
+from shapecheck.engine import runner as lint
+from shapecheck.engine.config import Selectors, build_settings, find_project_root, registry_infos, selected_codes
 from shapecheck.rules.base import get_rule
 
 CACHE = ".shapecheck_cache"
@@ -218,7 +219,7 @@ def test_fifo_and_folder_at_the_caches_own_names(tmp_path, cold):
 
 def test_without_descriptor_relative_calls_the_same_checks_hold(tmp_path, monkeypatch):
     """Where ``openat`` is missing (Windows), paths are checked with lstat and realpath."""
-    from shapecheck import cache_folder
+    from shapecheck.engine import cache_folder
 
     monkeypatch.setattr(cache_folder, "_AT", False)
     project = _project(tmp_path / "project")
@@ -444,7 +445,7 @@ def test_repaired_cache_answers_the_next_run_alone(tmp_path, cold):
     result = _lint(project, ".", env={"PYTHONPROFILEIMPORTTIME": "1"})
     assert (result.rc, result.out) == cold
     imported = {line.split("|")[-1].strip() for line in result.err.splitlines() if line.startswith("import time:")}
-    assert "shapecheck.cache" in imported and "libcst" not in imported
+    assert "shapecheck.engine.cache" in imported and "libcst" not in imported
 
 
 def test_cache_key_holds_the_python_and_libcst_installations():

@@ -20,9 +20,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from shapecheck.display import escape, escape_path
-from shapecheck.lint import Diagnostic
-from shapecheck.report import format_github, format_text, sarif_location
+from shapecheck.engine.display import escape, escape_path
+from shapecheck.engine.runner import Diagnostic
+from shapecheck.frontends.report import format_github, format_text, sarif_location
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -413,11 +413,11 @@ def test_deleted_working_folder(tmp_path):
 
 CRASHING = (
     "import sys\n"
-    "import shapecheck.lint\n"
+    "import shapecheck.engine.runner\n"
     "def boom(*args, **kwargs):\n"
     "    raise KeyError('no such\\nthing')\n"
-    "shapecheck.lint.run = boom\n"
-    "from shapecheck.cli import main\n"
+    "shapecheck.engine.runner.run = boom\n"
+    "from shapecheck.frontends.cli import main\n"
     "raise SystemExit(main(sys.argv[1:]))\n"
 )
 
@@ -440,8 +440,8 @@ def test_a_bug_is_one_line_and_exit_2_and_debug_shows_the_traceback(tmp_path):
 
 
 def test_jobs_is_capped_and_a_huge_value_still_works(tmp_path, monkeypatch):
-    from shapecheck import cli
-    from shapecheck import lint as engine
+    from shapecheck.frontends import cli
+    from shapecheck.engine import runner as engine
 
     (tmp_path / "a.py").write_bytes(BAD)
     one = shapecheck(["lint", "--no-cache", "--jobs", "1", "a.py"], tmp_path)

@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shapecheck import writeback
+from shapecheck.engine import writeback
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -85,7 +85,7 @@ def needs_root():
 #: Installed as ``sitecustomize`` in the child: after ``b.py`` is linted, "the user" edits it.
 EDITING_HOOK = f'''
 import os
-import shapecheck.lint as _lint
+import shapecheck.engine.runner as _lint
 
 _lint_one = _lint._Linter.lint
 
@@ -131,8 +131,8 @@ def test_file_edited_during_the_run_keeps_the_edit_and_is_reported(tmp_path, job
 
 
 def test_file_edited_during_an_in_process_run(tmp_path, monkeypatch, capsys):
-    from shapecheck import lint
-    from shapecheck.cli import main
+    from shapecheck.engine import runner as lint
+    from shapecheck.frontends.cli import main
 
     write(tmp_path, {"a.py": BAD, "b.py": BAD})
     lint_one = lint._Linter.lint

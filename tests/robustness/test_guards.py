@@ -21,7 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shapecheck import guards
+from shapecheck.engine import guards
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -193,7 +193,7 @@ def test_deep_programs_get_the_same_answer_with_any_number_of_jobs(tmp_path):
 
 
 def test_the_answer_does_not_depend_on_the_depth_of_the_callers_stack(tmp_path):
-    from shapecheck.lint import lint_text
+    from shapecheck.engine.runner import lint_text
     from shapecheck.rules.base import all_rules
 
     texts = [f"import torch\nx = torch.zeros(2, 3)\n{line}\nz = y.view(5)\n" for line in DEEP_PROGRAMS.values()]
@@ -217,8 +217,8 @@ def test_a_worker_that_dies_costs_only_its_own_file(tmp_path, monkeypatch):
     the signal; the files that were in the pool with it, pending or done, keep their results."""
     import multiprocessing
 
-    from shapecheck import lint
-    from shapecheck.config import Settings, registry_infos
+    from shapecheck.engine import runner as lint
+    from shapecheck.engine.config import Settings, registry_infos
 
     if "fork" not in multiprocessing.get_all_start_methods():
         pytest.skip("needs the fork start method")

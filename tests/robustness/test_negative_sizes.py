@@ -18,8 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shapecheck.infer import analyze
-from shapecheck.lint import lint_text
+from shapecheck.semantic.interpreter import analyze
+from shapecheck.engine.runner import lint_text
 from shapecheck.rules.base import all_rules, get_rule
 
 torch = pytest.importorskip("torch")

@@ -31,7 +31,7 @@ import shapecheck  # noqa: E402
 from shapecheck.errors import (  # noqa: E402
     DtypeMismatchError, EinsumSyntaxError, SignatureShapeError,
 )
-from shapecheck.runtime_check import UnresolvedAnnotationWarning  # noqa: E402
+from shapecheck.torch_runtime.check import UnresolvedAnnotationWarning  # noqa: E402
 
 # --- item 15: the differential test over dtypes -----------------------------------------------
 

@@ -107,7 +107,7 @@ def test_a_fifo_with_a_writer_attached_is_not_read_either(tmp_path):
 def _lint_as_nobody(folder: str, args: list[str]) -> tuple[int, str]:
     """``shapecheck ARGS`` (its entry point) run in ``folder`` by uid/gid 65534 in a forked
     child: the exit status and what it printed."""
-    from shapecheck.cli import main
+    from shapecheck.frontends.cli import main
 
     # everything the command imports is imported here, while root can still read the files
     warm = tempfile.mkdtemp(prefix="shapecheck-warm-")

@@ -1,0 +1,625 @@
+"""The lint engine: files in, sorted diagnostics (and fixes) out.
+
+For each file: read and decode it as Python does, parse it once with libcst, run every selected
+rule in the single traversal of :func:`shapecheck.semantic.interpreter.analyze`, and only when that produced
+findings resolve line/column positions and the file's suppression comments. A file that cannot
+be read, decoded or parsed yields one ``SC000``; a rule that raises yields one ``SC999``; the run
+goes on either way. Many files are linted in a process pool; the result is sorted, so it does
+not depend on the number of workers. Unchanged files are answered from the result cache
+(:mod:`shapecheck.engine.cache`), and a run answered entirely from it never imports the rules or libcst.
+"""
+
+from __future__ import annotations
+
+import difflib
+import gc
+import hashlib
+import os
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from shapecheck.engine import noqa
+from shapecheck.engine.config import (
+    ENGINE_CODES,
+    INTERNAL_ERROR,
+    PARSE_ERROR,
+    Settings,
+    engine_code_ignored,
+    ignored_for_path,
+    matches_any,
+    selected_codes,
+)
+from shapecheck.engine.sources import Decoded, SourceError, collect_files, decode_source, display_path, encode_source
+
+#: Fewer files than this are linted in-process even when ``--jobs`` allows a pool.
+POOL_THRESHOLD = 4
+#: A file is re-linted after fixing at most this many times.
+MAX_FIX_PASSES = 10
+
+MODE_CHECK = "check"
+MODE_FIX = "fix"
+MODE_DIFF = "diff"
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One reported problem, with 1-based positions."""
+
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    code: str
+    name: str
+    severity: str
+    message: str
+    #: a safe fix exists (``--fix`` applies it; shown ``[*]``)
+    fixable: bool = False
+    #: only an unsafe fix exists (``--fix --unsafe-fixes`` applies it; shown ``[-]``)
+    unsafe_fix: bool = False
+
+    def sort_key(self) -> tuple:
+        """Path, then position, then code: the order of every report."""
+        return (self.path, self.line, self.column, self.code, self.message)
+
+
+@dataclass
+class FileResult:
+    """What linting one file produced."""
+
+    path: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    fixes_applied: int = 0
+    #: the fixed source, when fixes changed it (fix and diff modes)
+    fixed_text: Optional[str] = None
+    original_text: Optional[str] = None
+    #: in fix mode, the diagnostics of the unfixed text (reported when the fixes cannot be written)
+    original_diagnostics: list[Diagnostic] = field(default_factory=list)
+    decoded: Optional[Decoded] = None
+
+
+@dataclass
+class LintRun:
+    """The outcome of a whole run."""
+
+    diagnostics: list[Diagnostic]
+    files: int
+    fixes_applied: int = 0
+    diffs: list[str] = field(default_factory=list)
+    #: for stdin in fix mode: the fixed text to print
+    stdin_output: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class FileJob:
+    """One file to lint in a worker: its display path and content, or why it has none."""
+
+    path: str
+    data: Optional[bytes]
+    error: Optional[tuple[str, int, int]] = None
+    #: per-file-ignores selectors: findings they cover are not fixed
+    ignore: tuple[str, ...] = ()
+
+
+def _rule_meta(code: str) -> tuple[str, str]:
+    if code in ENGINE_CODES:
+        return ENGINE_CODES[code], "error"
+    from shapecheck.rules.base import get_rule
+
+    rule = get_rule(code)
+    return (rule.name, rule.severity) if rule is not None else (code.lower(), "error")
+
+
+def _engine_diagnostic(path: str, code: str, message: str, line: int = 1, column: int = 1) -> Diagnostic:
+    name, severity = _rule_meta(code)
+    return Diagnostic(path, line, column, line, column, code, name, severity, message)
+
+
+def _first_line(text: str) -> str:
+    return " ".join(str(text).split()) or "(no message)"
+
+
+def _syntax_error(path: str, text: str, exc: Exception) -> Diagnostic:
+    """SC000 for a parse failure, positioned by Python's own parser when it agrees it is one."""
+    import ast
+
+    line = getattr(exc, "raw_line", 1) or 1
+    column = (getattr(exc, "raw_column", 0) or 0) + 1
+    message = getattr(exc, "message", None) or str(exc)
+    try:
+        ast.parse(text)
+    except SyntaxError as py_exc:
+        if py_exc.lineno:
+            line, column = py_exc.lineno, max(py_exc.offset or 1, 1)
+            message = py_exc.msg
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    return _engine_diagnostic(path, PARSE_ERROR, f"cannot parse: {_first_line(message)}", line, column)
+
+
+class _Linter:
+    """Lints texts with a fixed list of rule classes (one instance per rule per file)."""
+
+    def __init__(self, rule_classes: list, unsafe_fixes: bool = False) -> None:
+        self.rule_classes = rule_classes
+        #: apply unsafe fixes too (``--unsafe-fixes``)
+        self.unsafe_fixes = unsafe_fixes
+        self.meta = {r.code: (r.name, r.severity) for r in rule_classes}
+
+    def analyze(self, path: str, text: str):
+        """Parse and analyse ``text``: ``(module, findings, diagnostics)``.
+
+        ``diagnostics`` holds every finding not suppressed by a comment, positioned; ``findings``
+        holds the matching :class:`Finding` objects (same order) for the fixer. ``module`` is
+        ``None`` when the text does not parse.
+        """
+        import libcst as cst
+
+        from shapecheck.semantic import interpreter as infer
+        from shapecheck.engine.guards import nesting_problem
+
+        too_deep = nesting_problem(text)  # libcst's parser would crash or run for minutes
+        if too_deep is not None:
+            message, line, column = too_deep
+            return None, [], [_engine_diagnostic(path, PARSE_ERROR, message, line, column)]
+        try:
+            module = cst.parse_module(text)
+        except Exception as exc:  # ParserSyntaxError, or the native parser's other failures
+            return None, [], [_syntax_error(path, text, exc)]
+        rules = [cls() for cls in self.rule_classes]
+        try:
+            ctx = infer.analyze(module, rules, text)
+        except RecursionError:
+            return module, [], [
+                _engine_diagnostic(path, INTERNAL_ERROR, "internal error in the analysis walker: "
+                                   "the file nests too deeply (RecursionError)")
+            ]
+        except Exception as exc:
+            return module, [], [
+                _engine_diagnostic(path, INTERNAL_ERROR, "internal error in the analysis walker: "
+                                   f"{type(exc).__name__}: {_first_line(exc)}")
+            ]
+        diagnostics = []
+        crashed = set()
+        for code, exc in ctx.crashes:
+            if code in crashed:  # one SC999 per rule, naming its first exception
+                continue
+            crashed.add(code)
+            name = self.meta.get(code, ("?", "error"))[0]
+            diagnostics.append(
+                _engine_diagnostic(
+                    path, INTERNAL_ERROR,
+                    f"internal error in rule {code} ({name}): {type(exc).__name__}: {_first_line(exc)}",
+                )
+            )
+        if not ctx.findings:
+            return module, [], diagnostics
+        kept_findings, kept = self._position(path, text, module, ctx.findings)
+        return module, kept_findings, kept + diagnostics
+
+    def _position(self, path, text, module, findings):
+        from shapecheck.engine.positions import node_positions
+
+        positions = node_positions(module, [f.node for f in findings])
+        table = noqa.suppressions(text)
+        kept_findings, kept = [], []
+        seen = set()
+        for finding in findings:
+            line, col, end_line, end_col = positions.get(finding.node, (1, 0, 1, 0))
+            if finding.offset is not None:
+                delta, offset_col = finding.offset
+                if delta == 0:
+                    col = col + offset_col
+                else:
+                    line, col = line + delta, offset_col
+                end_line, end_col = line, col + 1
+            if noqa.is_suppressed(table, line, finding.code):
+                continue
+            name, severity = self.meta.get(finding.code) or _rule_meta(finding.code)
+            diag = Diagnostic(
+                path, line, col + 1, end_line, end_col + 1, finding.code, name, severity,
+                _first_line(finding.message), finding.fix is not None and finding.fix.safe,
+                finding.fix is not None and not finding.fix.safe,
+            )
+            if diag in seen:  # the same finding reported twice (e.g. by two hooks)
+                continue
+            seen.add(diag)
+            kept.append(diag)
+            kept_findings.append(finding)
+        return kept_findings, kept
+
+    def lint(self, job: FileJob, mode: str) -> FileResult:
+        """Lint one file; in fix and diff modes, also fix it to a fixed point.
+
+        The work runs on a thread with a stack of its own (:func:`guards.call_with_fixed_stack`),
+        so that the answer for a deeply nested file is the same in a worker process, in this
+        process, and from a caller that is already deep in its own stack.
+        """
+        from shapecheck.engine.guards import call_with_fixed_stack
+
+        # A syntax tree holds no reference cycles, yet building one triggers the cyclic
+        # collector thousands of times (about 10% of the run): hold it off for one file.
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return call_with_fixed_stack(self._lint, job, mode)
+        finally:
+            if gc_was_enabled:
+                gc.enable()
+
+    def _lint(self, job: FileJob, mode: str) -> FileResult:
+        from shapecheck.engine.fixes import apply_fixes
+
+        result = FileResult(job.path)
+        if job.error is not None:
+            message, line, column = job.error
+            result.diagnostics = [_engine_diagnostic(job.path, PARSE_ERROR, message, line, column)]
+            return result
+        try:
+            decoded = decode_source(job.data or b"")
+        except SourceError as exc:
+            result.diagnostics = [_engine_diagnostic(job.path, PARSE_ERROR, exc.message, exc.line, exc.column)]
+            return result
+        text = decoded.text
+        module, findings, diagnostics = self.analyze(job.path, text)
+        if mode == MODE_CHECK or module is None:
+            result.diagnostics = diagnostics
+            return result
+        result.decoded = decoded
+        result.original_text = text
+        result.original_diagnostics = diagnostics
+        for _ in range(MAX_FIX_PASSES):
+            fixes = [
+                f.fix for f, d in zip(findings, diagnostics)
+                if f.fix is not None and (f.fix.safe or self.unsafe_fixes)
+                and not matches_any(list(job.ignore), d.code, d.name)
+            ]
+            if not fixes:
+                break
+            new_module, applied = apply_fixes(module, fixes)
+            new_text = new_module.code
+            if applied == 0 or new_text == text:
+                break
+            new_parse = self.analyze(job.path, new_text)
+            if new_parse[0] is None:  # a fix that breaks the syntax is not applied
+                break
+            text, (module, findings, diagnostics) = new_text, new_parse
+            result.fixes_applied += applied
+        result.diagnostics = diagnostics
+        if text != result.original_text:
+            result.fixed_text = text
+        return result
+
+
+# --- process pool plumbing -------------------------------------------------------------------
+
+_WORKER: Optional[_Linter] = None
+_WORKER_MODE = MODE_CHECK
+
+
+def _init_worker(codes: list[str], mode: str, unsafe_fixes: bool = False) -> None:
+    global _WORKER, _WORKER_MODE
+    from shapecheck.rules.base import get_rule
+
+    _WORKER = _Linter([get_rule(c) for c in codes], unsafe_fixes)
+    _WORKER_MODE = mode
+
+
+def _work(job: FileJob) -> FileResult:
+    assert _WORKER is not None
+    return _WORKER.lint(job, _WORKER_MODE)
+
+
+def _tell(on_result: Optional[Callable[[FileResult], None]], result: FileResult) -> FileResult:
+    if on_result is not None:
+        on_result(result)
+    return result
+
+
+def _run_jobs(
+    linter: _Linter, jobs: list[FileJob], mode: str, workers: int,
+    on_result: Optional[Callable[[FileResult], None]] = None,
+) -> list[FileResult]:
+    """Lint ``jobs`` on up to ``workers`` processes; ``on_result`` sees each result once, as it
+    comes (``--fix`` writes there).
+
+    When a worker dies (a parser crash, the kernel's OOM killer), the pool breaks: the files
+    whose results are missing are linted again, each in a process of its own, so that only the
+    file that kills its process goes without a result (an ``SC000`` that says how it died).
+    """
+    if workers <= 1 or len(jobs) <= POOL_THRESHOLD:
+        return [_tell(on_result, linter.lint(job, mode)) for job in jobs]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    # big files first, so that no worker is left with one long file at the end
+    order = sorted(range(len(jobs)), key=lambda i: -len(jobs[i].data or b""))
+    results: list[Optional[FileResult]] = [None] * len(jobs)
+    started = False
+    try:
+        with ProcessPoolExecutor(
+            max_workers=min(workers, len(jobs)),
+            mp_context=multiprocessing.get_context(method),
+            initializer=_init_worker,
+            initargs=([r.code for r in linter.rule_classes], mode, linter.unsafe_fixes),
+        ) as pool:
+            futures = {pool.submit(_work, jobs[i]): i for i in order}
+            started = True
+            for future in as_completed(futures):
+                try:
+                    result = future.result()
+                except Exception:  # the pool broke: every job still pending fails with it
+                    continue
+                results[futures[future]] = _tell(on_result, result)
+    except OSError:
+        pass  # no process pool here (a sandbox without semaphores)
+    missing = [i for i in order if results[i] is None]
+    if missing and not started:
+        for i in missing:
+            results[i] = _tell(on_result, linter.lint(jobs[i], mode))
+    elif missing:
+        for i, result in _lint_alone(linter, [jobs[i] for i in missing], mode, workers, method):
+            results[missing[i]] = _tell(on_result, result)
+    return [r for r in results if r is not None]
+
+
+def _lint_in_child(codes: list[str], mode: str, unsafe_fixes: bool, job: FileJob, channel) -> None:
+    try:
+        _init_worker(codes, mode, unsafe_fixes)
+        channel.send(_work(job))
+    finally:
+        channel.close()
+
+
+def _crash_message(exitcode: Optional[int]) -> str:
+    if exitcode is not None and exitcode < 0:
+        import signal
+
+        try:
+            name = f", {signal.Signals(-exitcode).name}"
+        except ValueError:
+            name = ""
+        how = f"signal {-exitcode}{name}"
+    else:
+        how = f"exit status {exitcode}"
+    return f"cannot parse: the parser crashed on this file ({how}); the other files were linted"
+
+
+def _lint_alone(linter: _Linter, jobs: list[FileJob], mode: str, workers: int, method: str):
+    """``(index, result)`` for each of ``jobs``, each linted in a new process of its own, up to
+    ``workers`` at a time; a process that dies gives an ``SC000`` result for its file."""
+    import multiprocessing
+    from multiprocessing.connection import wait
+
+    context = multiprocessing.get_context(method)
+    codes = [r.code for r in linter.rule_classes]
+    pending = list(range(len(jobs)))
+    running: dict = {}
+    while pending or running:
+        while pending and len(running) < workers:
+            index = pending.pop(0)
+            receiver, sender = context.Pipe(duplex=False)
+            process = context.Process(
+                target=_lint_in_child, args=(codes, mode, linter.unsafe_fixes, jobs[index], sender),
+                daemon=True,
+            )
+            process.start()
+            sender.close()  # the child holds the only writing end: its death reads as EOF
+            running[receiver] = (index, process)
+        for receiver in wait(list(running)):
+            index, process = running.pop(receiver)
+            try:
+                result = receiver.recv()
+            except Exception:  # EOF: the child died without an answer
+                result = None
+            receiver.close()
+            process.join()
+            if result is None:
+                path = jobs[index].path
+                result = FileResult(path, [_engine_diagnostic(path, PARSE_ERROR, _crash_message(process.exitcode))])
+            yield index, result
+
+
+# --- the run ---------------------------------------------------------------------------------
+
+
+def _keep(settings: Settings, diag: Diagnostic, per_file: list[str]) -> bool:
+    if diag.code in ENGINE_CODES:
+        if engine_code_ignored(settings.layers, diag.code):
+            return False
+        return diag.code not in per_file and ENGINE_CODES[diag.code] not in per_file
+    return not matches_any(per_file, diag.code, diag.name)
+
+
+def _unified_diff(path: str, before: str, after: str) -> str:
+    from shapecheck.engine.display import escape_path
+
+    shown = escape_path(path)  # a newline in a file name must not forge a header
+    return "".join(
+        difflib.unified_diff(
+            before.splitlines(keepends=True), after.splitlines(keepends=True),
+            fromfile=f"a/{shown}", tofile=f"b/{shown}",
+        )
+    )
+
+
+@dataclass
+class _FixWrites:
+    """``--fix`` writing fixed files back, each once (see :mod:`shapecheck.engine.writeback`)."""
+
+    #: the files named on the command line, as displayed (followed wherever they lead)
+    named: frozenset[str]
+    #: real paths of the project root and of the folders named on the command line
+    folders: tuple[str, ...]
+    #: the bytes each file held when it was read
+    read: dict[str, Optional[bytes]]
+    #: path -> (why its fixes were not written, or None; whether they are new)
+    outcomes: dict[str, tuple[Optional[str], bool]] = field(default_factory=dict)
+    #: (device, inode) of every file written, to count a file reached by two names once
+    written: set[tuple[int, int]] = field(default_factory=set)
+
+    @classmethod
+    def of(cls, paths: list[str], root: str, work: list[FileJob]) -> "_FixWrites":
+        """The writer for a run over ``paths`` in the project at ``root`` that read ``work``."""
+        named = frozenset(display_path(p) for p in paths if not os.path.isdir(p))
+        folders = [os.path.realpath(root)] + [os.path.realpath(p) for p in paths if os.path.isdir(p)]
+        return cls(named, tuple(folders), {job.path: job.data for job in work})
+
+    def write(self, result: FileResult) -> None:
+        """Write ``result``'s fixed text, if any, over its file, unless that was done already."""
+        if result.fixed_text is None or result.decoded is None or result.path in self.outcomes:
+            return
+        from shapecheck.engine import writeback
+
+        read = self.read.get(result.path)
+        try:
+            data = encode_source(result.fixed_text, result.decoded)
+            within = None if result.path in self.named else self.folders
+            identity = writeback.write_fixed(result.path, data, read if read is not None else b"", within)
+        except writeback.NotWritten as exc:
+            self.outcomes[result.path] = exc.message, False
+        except (OSError, UnicodeEncodeError) as exc:
+            reason = _first_line(getattr(exc, "strerror", None) or exc)
+            self.outcomes[result.path] = f"cannot write the fixes: {reason}", False
+        else:
+            self.outcomes[result.path] = None, identity not in self.written
+            self.written.add(identity)
+
+    def outcome(self, result: FileResult) -> tuple[Optional[str], bool]:
+        """Why ``result``'s fixes are not in its file (or ``None``), and whether they are new
+        (not written already under another name of the file); writes them if still due."""
+        self.write(result)
+        return self.outcomes[result.path]
+
+
+def run(
+    paths: list[str],
+    settings: Settings,
+    *,
+    jobs: int = 1,
+    mode: str = MODE_CHECK,
+    use_cache: bool = True,
+    stdin: Optional[tuple[str, bytes]] = None,
+    unsafe_fixes: bool = False,
+) -> LintRun:
+    """Lint ``paths`` (or ``stdin``, a ``(display path, bytes)`` pair) under ``settings``.
+
+    In ``fix`` mode fixed files are written back (:mod:`shapecheck.engine.writeback`: atomically, and
+    only while a file still holds what was linted); in ``diff`` mode the unified diffs
+    are returned instead; ``unsafe_fixes`` applies the unsafe fixes too. The cache is used only
+    in check mode.
+    """
+    from shapecheck.engine.guards import DEFAULT_MAX_FILE_SIZE, FileRefused, read_regular_file, too_large_message
+
+    codes = selected_codes(settings)
+    limit = settings.max_file_size or DEFAULT_MAX_FILE_SIZE
+    work: list[FileJob] = []
+    if stdin is not None:
+        display, data = stdin
+        if len(data) > limit:
+            work.append(FileJob(display, None, (too_large_message(len(data), limit), 1, 1)))
+        else:
+            work.append(FileJob(display, data, ignore=tuple(ignored_for_path(settings, display))))
+    else:
+        files, unreadable = collect_files(paths, settings.exclude, settings.root)
+        for path, why in unreadable:
+            work.append(FileJob(path, None, (why, 1, 1)))
+        for path in files:
+            try:  # regular files only (a FIFO would hang the run), and no more than the limit
+                data = read_regular_file(path, limit)
+            except FileRefused as exc:
+                work.append(FileJob(path, None, (exc.message, 1, 1)))
+                continue
+            work.append(FileJob(path, data, ignore=tuple(ignored_for_path(settings, path))))
+
+    cache = None
+    if use_cache and mode == MODE_CHECK and stdin is None:
+        from shapecheck.engine.cache import Cache
+
+        cache = Cache.open(settings.project_root, codes)
+    results: list[FileResult] = []
+    to_lint: list[FileJob] = []
+    digests: dict[str, str] = {}
+    for job in work:
+        if cache is not None and job.data is not None:
+            digest = hashlib.sha256(job.data).hexdigest()
+            digests[job.path] = digest
+            cached = cache.get(job.path, digest)
+            if cached is not None:
+                results.append(FileResult(job.path, cached))
+                continue
+        to_lint.append(job)
+    fresh: list[FileResult] = []
+    if stdin is None and mode != MODE_DIFF:
+        from shapecheck.engine.writeback import remove_stale_temps
+
+        remove_stale_temps(os.path.dirname(job.path) for job in work if job.data is not None)
+    # --fix writes each file as soon as its result is in, to keep the read-to-write window short
+    writes = _FixWrites.of(paths, settings.project_root, work) if mode == MODE_FIX and stdin is None else None
+    if to_lint:  # only now are the rules (and libcst) imported
+        from shapecheck.rules.base import get_rule
+
+        linter = _Linter([get_rule(code) for code in codes], unsafe_fixes)
+        fresh = _run_jobs(linter, to_lint, mode, jobs, writes.write if writes is not None else None)
+    if cache is not None:
+        for result in fresh:
+            if result.path in digests:
+                cache.put(result.path, digests[result.path], result.diagnostics)
+        cache.save()
+    results.extend(fresh)
+
+    outcome = LintRun([], files=len(work))
+    for result in sorted(results, key=lambda r: r.path):
+        per_file = list(ignored_for_path(settings, result.path))
+        if result.fixed_text is None:
+            outcome.diagnostics.extend(d for d in result.diagnostics if _keep(settings, d, per_file))
+            continue
+        outcome.fixes_applied += result.fixes_applied
+        if mode == MODE_DIFF:
+            outcome.diffs.append(_unified_diff(result.path, result.original_text or "", result.fixed_text))
+        elif stdin is not None:
+            outcome.stdin_output = result.fixed_text
+        elif writes is not None and result.decoded is not None:
+            problem, new = writes.outcome(result)
+            if not new:
+                outcome.fixes_applied -= result.fixes_applied
+            if problem is not None:
+                result.diagnostics = result.original_diagnostics + [
+                    _engine_diagnostic(result.path, PARSE_ERROR, problem)
+                ]
+        outcome.diagnostics.extend(d for d in result.diagnostics if _keep(settings, d, per_file))
+    if mode == MODE_FIX and stdin is not None and outcome.stdin_output is None:
+        decoded = next((r.original_text for r in results if r.original_text is not None), None)
+        outcome.stdin_output = decoded if decoded is not None else stdin[1].decode("utf-8", "replace")
+    outcome.diagnostics.sort(key=Diagnostic.sort_key)
+    return outcome
+
+
+def lint_text(text: str, rule_classes: list, path: str = "<string>") -> list[Diagnostic]:
+    """Diagnostics for one source string under the given rule classes (noqa applied)."""
+    result = _Linter(rule_classes).lint(FileJob(path, text.encode("utf-8")), MODE_CHECK)
+    return sorted(result.diagnostics, key=Diagnostic.sort_key)
+
+
+def fix_text(
+    text: str, rule_classes: list, path: str = "<string>", unsafe_fixes: bool = False
+) -> tuple[str, int]:
+    """``text`` after every safe fix of the given rules (and the unsafe ones with
+    ``unsafe_fixes``), to a fixed point, and how many were applied."""
+    result = _Linter(rule_classes, unsafe_fixes).lint(FileJob(path, text.encode("utf-8")), MODE_FIX)
+    return (result.fixed_text if result.fixed_text is not None else text), result.fixes_applied
+
+
+__all__ = [
+    "Diagnostic",
+    "FileResult",
+    "LintRun",
+    "MODE_CHECK",
+    "MODE_DIFF",
+    "MODE_FIX",
+    "fix_text",
+    "lint_text",
+    "run",
+]

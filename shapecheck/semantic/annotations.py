@@ -1,0 +1,48 @@
+"""Facts promised by annotations: jaxtyping (``Float[Tensor, "b c"]``) and ``torch.Tensor``."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from shapecheck.semantic.facts import TENSOR, Fact
+
+_JAX_DTYPES = {
+    "Float": "float", "Float16": "float", "Float32": "float", "Float64": "float",
+    "BFloat16": "float", "Inexact": None, "Int": "int", "Int8": "int", "Int16": "int",
+    "Int32": "int", "Int64": "int", "Integer": "int", "UInt": "int", "UInt8": "int",
+    "Bool": "bool", "Complex": "complex", "Complex64": "complex", "Complex128": "complex",
+    "Shaped": None, "Num": None, "Real": None,
+}
+
+
+def annotation_fact(annotation: Optional[cst.BaseExpression], imports) -> Optional[Fact]:
+    """The tensor fact an annotation promises: the shape and dtype kind of a jaxtyping annotation
+    (``Float[Tensor, "b c"]``), just the kind for ``torch.Tensor``; else ``None``."""
+    from shapecheck.errors import ShapeCheckError
+    from shapecheck.shapes import dims_to_shape, parse_dims
+
+    if not isinstance(annotation, cst.Subscript):
+        if annotation is not None and imports.resolve(annotation) in ("torch.Tensor", "torch.nn.Parameter"):
+            return Fact(kind=TENSOR)
+        return None
+    if len(annotation.slice) != 2:
+        return None
+    qual = imports.resolve(annotation.value)
+    if qual is None or not qual.startswith("jaxtyping."):
+        return None
+    name = qual.split(".")[-1]
+    if name not in _JAX_DTYPES:
+        return None
+    spec = annotation.slice[1].slice
+    if not isinstance(spec, cst.Index) or not isinstance(spec.value, cst.SimpleString):
+        return None
+    try:
+        text = spec.value.evaluated_value
+        if not isinstance(text, str):
+            return None
+        shape = dims_to_shape(parse_dims(text))
+    except (ShapeCheckError, ValueError):
+        return None
+    return Fact(kind=TENSOR, shape=shape, dtype_kind=_JAX_DTYPES[name])

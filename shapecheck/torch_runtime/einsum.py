@@ -1,0 +1,348 @@
+"""``shapecheck.einsum``: a checked einsum that is cheaper than ``torch.einsum``.
+
+The first call with a given (spec, shapes, dtypes, devices) parses the spec with the shared
+parser, validates the operands (count, ranks, index sizes, devices, dtypes), picks a contraction
+order and compiles the plan (see :mod:`shapecheck.torch_runtime.plan`). Every later call with the same
+key is one dict lookup and the plan's torch calls: no parsing, no validation, no path search.
+
+The result is ``torch.einsum``'s for every call torch accepts: operands of one floating or
+complex dtype run the compiled plan (the same kernels, the same dtype); integer, bool and
+mixed-dtype operands run ``torch.einsum`` itself, whose result dtype there depends on its path.
+A string spec read as named axes that also reads as different valid letters, with operand ranks
+that fit the letters, is ambiguous (:func:`reject_ambiguous`). While ``torch.compile`` traces,
+the call is ``torch.einsum`` on the letters equation.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable, Sequence
+
+import torch
+
+from shapecheck import einsum_parser
+from shapecheck.errors import DeviceMismatchError, DtypeMismatchError, EinsumSyntaxError, quote_spec
+from shapecheck.torch_runtime.plan import ELLIPSIS, build_source, compile_plan
+
+_PLANS: dict = {}
+_MAX_PLANS = 4096
+_Tensor = torch.Tensor
+_TORCH_EINSUM = torch.einsum
+_FORMS = (None, "letters", "named")
+_compiling = torch.compiler.is_compiling
+
+
+def einsum(spec, *operands, form=None):
+    """Einstein summation, checked before it runs, with the contraction plan cached.
+
+    ``spec`` is torch's letter grammar (``"bij,bjk->bik"``, ``"...ij,...jk"``), the named-axis
+    form (``"batch i d, batch j d -> batch i j"``), or the first operand of the sublist form
+    (``einsum(a, [0, 1], b, [1, 2], [0, 2])``). The operands may also come as one list, as
+    ``torch.einsum`` allows. A string spec is read as named axes when some term has whitespace
+    between two axes, as letters otherwise; ``form="letters"`` or ``form="named"`` says which.
+    A spec that reads validly both ways with different meanings, where the operands' ranks fit
+    the letters (what ``torch.einsum`` would compute), is ambiguous and raises unless ``form``
+    is given.
+
+    Raises :class:`~shapecheck.errors.EinsumSyntaxError` (a ``ValueError``) for a spec that does
+    not parse or is ambiguous, :class:`~shapecheck.errors.EinsumOperandCountError` and
+    :class:`~shapecheck.errors.EinsumShapeError` (``RuntimeError``) for operands that do not fit
+    it, :class:`~shapecheck.errors.DeviceMismatchError` for operands on different devices,
+    :class:`~shapecheck.errors.DtypeMismatchError` for operands of dtypes ``torch.einsum``
+    rejects together, and ``TypeError`` for an operand or spec of the wrong type. Returns what
+    ``torch.einsum`` returns (value, shape and dtype): same-dtype floating and complex operands
+    run a compiled plan of the same kernels, other dtypes and mixed dtypes run
+    ``torch.einsum`` itself. Inside ``torch.compile`` the call is ``torch.einsum`` on the
+    letters equation (checked by torch, not here).
+    """
+    try:
+        if len(operands) == 2:
+            a, b = operands
+            run = _PLANS[(spec, a.shape, a.dtype, a.device, b.shape, b.dtype, b.device, form)]
+        else:
+            run = _PLANS[_key(spec, operands, form)]
+    except (KeyError, AttributeError, TypeError):
+        return _einsum_slow(spec, operands, form)
+    return run(*operands)
+
+
+def _key(text, operands: Sequence, form=None) -> tuple:
+    """The cache key: the spec then each operand's shape, dtype and device, flat, then the form."""
+    key = [text]
+    for op in operands:
+        key.append(op.shape)
+        key.append(op.dtype)
+        key.append(op.device)
+    key.append(form)
+    return tuple(key)
+
+
+def _prepare(spec, operands: tuple, form) -> tuple:
+    """Normalise the call form: ``(parsed spec, operands, cache text)``; checks types and, for
+    a spec read as named axes by default, that the letters do not also fit (ambiguity)."""
+    __tracebackhide__ = True
+    if form not in _FORMS:
+        raise ValueError("shapecheck.einsum(): form must be 'letters' or 'named', not %r" % (form,))
+    text = spec
+    if isinstance(spec, bytes):  # torch.einsum takes a bytes equation too
+        spec = spec.decode("latin-1")
+    if isinstance(spec, str):
+        if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+            operands = tuple(operands[0])
+        parsed = einsum_parser.parse(spec, form=form or "auto")
+    elif isinstance(spec, _Tensor):
+        parsed, operand_list = einsum_parser.parse_sublist((spec,) + tuple(operands))
+        operands = tuple(operand_list)
+        text = parsed.text
+    else:
+        raise TypeError(
+            "shapecheck.einsum(): the spec must be a str (or a tensor, for the sublist form), "
+            "not %s" % type(spec).__name__)
+    _require_tensors(operands)
+    if form is None and parsed.form == "named":
+        reject_ambiguous(spec, parsed, [op.dim() for op in operands])
+    return parsed, operands, text
+
+
+def reject_ambiguous(spec: str, named, ranks: Sequence[int]) -> None:
+    """Raise :class:`EinsumSyntaxError` when ``spec``, read as named axes, also reads validly as
+    torch's letters with another meaning and the operands' ranks fit the letters: then
+    ``torch.einsum`` would compute the letters' contraction, and guessing could silently give
+    another value. A spec whose ranks fit only the named reading is not ambiguous."""
+    __tracebackhide__ = True
+    try:
+        letters = einsum_parser.parse(spec, form="letters")
+    except EinsumSyntaxError:
+        return
+    if letters == named or not _ranks_fit(letters, ranks):
+        return
+    long_names = [label for label in named.labels if len(label) > 1]
+    position = None
+    if long_names:
+        found = re.search(r"(?<![\w.])%s(?![\w.])" % re.escape(long_names[0]), spec)
+        position = found.start() if found else None
+    axes = ", ".join(long_names)
+    hint = "\n".join([
+        "    read as torch's letters (what torch.einsum computes): %s" % quote_spec(letters.canonical()),
+        "    read as named axes (%s %s): %s" % (
+            axes, "is one axis" if len(long_names) == 1 else "are axes", quote_spec(named.canonical())),
+        "    the operands' ranks fit both; for the letters write the terms without spaces (%s),"
+        " for named axes pass form=\"named\"" % quote_spec(letters.canonical()),
+    ])
+    raise EinsumSyntaxError(
+        "einsum %s is ambiguous: it reads validly both as torch's letters and as named axes, "
+        "with different meanings" % quote_spec(spec),
+        spec, position, hint, len(long_names[0]) if long_names else 1,
+    )
+
+
+def _ranks_fit(parsed, ranks: Sequence[int]) -> bool:
+    """True when operands of these ranks fit the spec's terms (count and ranks only)."""
+    if len(ranks) != len(parsed.inputs):
+        return False
+    for term, rank in zip(parsed.inputs, ranks):
+        if ELLIPSIS in term:
+            if len(term) - 1 > rank:
+                return False
+        elif len(term) != rank:
+            return False
+    return True
+
+
+def _einsum_slow(spec, operands: tuple, form=None):
+    """The miss path: normalise the call form, validate, build and cache the plan, run it."""
+    __tracebackhide__ = True  # pytest shows the caller's frame, not these
+    if _compiling():
+        return _einsum_traced(spec, operands, form)
+    parsed, operands, text = _prepare(spec, operands, form)
+    key = _key(text, operands, form)
+    run = _PLANS.get(key)
+    if run is not None:
+        return run(*operands)
+    run, result = _build(parsed, operands)
+    if len(_PLANS) >= _MAX_PLANS:
+        _PLANS.clear()
+    _PLANS[key] = run
+    return result
+
+
+def _first_run(parsed, operands: tuple, shapes: list) -> tuple:
+    """Pick the plan for these operands, run it once: ``(plan, result)``.
+
+    The compiled plan when every operand has one floating or complex dtype (then its kernels
+    give torch's dtype); ``torch.einsum`` itself otherwise, since torch's result dtype for
+    integer, bool and mixed operands depends on the path it takes. A compiled plan that fails
+    gives way to ``torch.einsum`` too. Nothing is cached when torch rejects the call, whose
+    error is raised (a dtype mismatch explained)."""
+    __tracebackhide__ = True
+    dtypes = {op.dtype for op in operands}
+    dtype = next(iter(dtypes)) if len(dtypes) == 1 else None
+    if dtype is not None and (dtype.is_floating_point or dtype.is_complex):
+        path = contraction_path(parsed, shapes) if len(operands) > 2 else None
+        run = compile_plan(build_source(parsed.inputs, parsed.output, shapes, path))
+        try:
+            return run, run(*operands)
+        except Exception:
+            pass
+    run = _torch_plan(_torch_equation(parsed))
+    try:
+        return run, run(*operands)
+    except Exception as err:
+        if dtype is None and type(err) is RuntimeError:
+            raise _dtype_error(parsed, operands) from err
+        raise
+
+
+def _torch_equation(parsed) -> str:
+    """The spec as torch.einsum's letters equation."""
+    return parsed.text if parsed.form == "letters" else parsed.letters()
+
+
+def _torch_plan(equation: str) -> Callable:
+    """A plan that hands the operands to ``torch.einsum`` with ``equation``."""
+    def run(*operands):
+        return _TORCH_EINSUM(equation, *operands)
+    run.equation = equation
+    return run
+
+
+def _traced_equation(spec, form, ranks: tuple) -> str:
+    """The letters equation of a string spec, for ``torch.einsum`` under ``torch.compile``: the
+    spec is parsed (and checked for ambiguity) at trace time, where this is a constant."""
+    parsed = einsum_parser.parse(spec, form=form or "auto")
+    if form is None and parsed.form == "named":
+        reject_ambiguous(spec, parsed, ranks)
+    return _torch_equation(parsed)
+
+
+_traced_equation_constant = torch.compiler.assume_constant_result(_traced_equation)
+
+
+def _einsum_traced(spec, operands: tuple, form):
+    """``shapecheck.einsum`` while ``torch.compile`` traces: ``torch.einsum`` on the letters
+    equation, so the graph holds torch's own op (no plan, no cache: neither traces)."""
+    if isinstance(spec, bytes):
+        spec = spec.decode("latin-1")
+    if isinstance(spec, str):
+        if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+            operands = tuple(operands[0])
+        ranks = tuple(op.dim() for op in operands)
+        return _TORCH_EINSUM(_traced_equation_constant(spec, form, ranks), *operands)
+    return _TORCH_EINSUM(spec, *operands)
+
+
+def _einsum_for_dynamo(spec, *operands, form=None):
+    return _einsum_traced(spec, operands, form)
+
+
+# torch.compile traces this stand-in for a call of ``einsum``, so the plan cache (a global dict
+# that eager calls keep changing) never becomes part of a compiled graph's guards
+einsum._torchdynamo_inline = _einsum_for_dynamo  # type: ignore[attr-defined]
+
+
+def _require_tensors(operands: Sequence) -> None:
+    for i, op in enumerate(operands):
+        if not isinstance(op, _Tensor):
+            raise TypeError(
+                "shapecheck.einsum(): operand %d is a %s, not a torch.Tensor" % (i, type(op).__name__)
+            )
+
+
+def _term_text(parsed, i: int) -> str:
+    """How operand ``i``'s term reads in the spec, for messages."""
+    term = parsed.inputs[i] if i < len(parsed.inputs) else ()
+    if any(len(label) > 1 and label != ELLIPSIS for label in term):
+        return " ".join(term)
+    return "".join(term)
+
+
+def validate(parsed, operands: Sequence) -> list:
+    """Check operands against a parsed spec; return their shapes as tuples of ints.
+
+    Count, ranks and index sizes go through ``EinsumSpec.output_shape`` (so the words are the
+    linter's); then devices, which must agree across operands as ``torch.einsum`` requires (a
+    0-d CPU tensor may join operands on another device, as torch allows). Dtypes are left to
+    torch's own promotion rules (see :func:`_first_run`).
+    """
+    __tracebackhide__ = True
+    shapes = [tuple(op.shape) for op in operands]
+    parsed.output_shape(*shapes)
+    devices = [op.device for op in operands]
+    placed = [d for d, op in zip(devices, operands) if op.dim() or d.type != "cpu"]
+    if any(d != placed[0] for d in placed[1:]):
+        listing = ", ".join("operand %d on %s" % (i, d) for i, d in enumerate(devices))
+        raise DeviceMismatchError(
+            "einsum %s: operands are on different devices: %s" % (quote_spec(parsed.text), listing),
+            [("operand %d (%s)" % (i, _term_text(parsed, i)), str(d)) for i, d in enumerate(devices)],
+        )
+    return shapes
+
+
+def _dtype_error(parsed, operands: Sequence) -> DtypeMismatchError:
+    """The error for operands whose dtypes torch.einsum will not combine."""
+    dtypes = [str(op.dtype).replace("torch.", "") for op in operands]
+    listing = ", ".join("operand %d is %s" % (i, d) for i, d in enumerate(dtypes))
+    return DtypeMismatchError(
+        "einsum %s: torch.einsum cannot combine these dtypes (%s); cast the operands to one "
+        "dtype first" % (quote_spec(parsed.text), listing),
+        "\n".join("    operand %d (%s)  %s" % (i, _term_text(parsed, i), d) for i, d in enumerate(dtypes)),
+    )
+
+
+def _build(parsed, operands: Sequence) -> tuple:
+    """Validate, pick and run the plan once: ``(plan, result)``."""
+    __tracebackhide__ = True
+    shapes = validate(parsed, operands)
+    return _first_run(parsed, operands, shapes)
+
+
+def contraction_path(parsed, shapes: Sequence[Sequence[int]]) -> list:
+    """The pairwise order for three or more operands, in opt_einsum's format.
+
+    opt_einsum's ``contract_path`` with torch's strategy (``torch.backends.opt_einsum``) when
+    opt_einsum is importable, so the order is the one ``torch.einsum`` would use; otherwise the
+    algebra's greedy ``contraction_order``.
+    """
+    try:
+        import opt_einsum
+    except ImportError:
+        return list(parsed.contraction_order(*shapes).path)
+    symbols: dict = {}
+    terms = []
+    for term in parsed.inputs:
+        parts = []
+        for label in term:
+            if label == ELLIPSIS:
+                parts.append(ELLIPSIS)
+            else:
+                parts.append(symbols.setdefault(label, opt_einsum.get_symbol(len(symbols))))
+        terms.append("".join(parts))
+    out = "".join(ELLIPSIS if label == ELLIPSIS else symbols[label] for label in parsed.output)
+    equation = ",".join(terms) + "->" + out
+    strategy = getattr(torch.backends.opt_einsum, "strategy", None) or "auto"
+    path, _ = opt_einsum.contract_path(equation, *shapes, shapes=True, optimize=strategy)
+    return [tuple(step) for step in path]
+
+
+def plan_source(spec, *operands, form=None) -> str:
+    """The Python source of the plan ``einsum(spec, *operands)`` runs (after validating); for
+    operands that go to ``torch.einsum`` (integer, bool or mixed dtypes), that call."""
+    parsed, operands, _ = _prepare(spec, tuple(operands), form)
+    shapes = validate(parsed, operands)
+    args = ", ".join("x%d" % i for i in range(len(operands)))
+    dtypes = {op.dtype for op in operands}
+    dtype = next(iter(dtypes)) if len(dtypes) == 1 else None
+    if dtype is None or not (dtype.is_floating_point or dtype.is_complex):
+        return "def run(%s):\n    return torch.einsum(%r, %s)\n" % (args, _torch_equation(parsed), args)
+    path = contraction_path(parsed, shapes) if len(operands) > 2 else None
+    return build_source(parsed.inputs, parsed.output, shapes, path)
+
+
+def clear_cache() -> None:
+    """Forget every compiled einsum plan."""
+    _PLANS.clear()
+
+
+def cache_size() -> int:
+    """How many plans are cached."""
+    return len(_PLANS)
