@@ -266,7 +266,7 @@ def mutate_once(text: str, rng: random.Random, donors: list[str]) -> str:
                 spots = [m.start() for m in re.finditer(re.escape(a), text)]
                 at = rng.choice(spots)
                 return text[:at] + b + text[at + len(a):]
-        spots = [m for m in re.finditer(r"(?<=\s)(\+|-|\*|@|/)(?=\s)", text)]
+        spots = list(re.finditer(r"(?<=\s)(\+|-|\*|@|/)(?=\s)", text))
         if spots:
             m = rng.choice(spots)
             return text[: m.start()] + rng.choice(_OPERATORS) + text[m.end():]

@@ -81,7 +81,9 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def timed_command(argv: list[str], cwd: str, env: dict | None = None) -> tuple[float, float, subprocess.CompletedProcess]:
+def timed_command(
+    argv: list[str], cwd: str, env: dict | None = None
+) -> tuple[float, float, subprocess.CompletedProcess]:
     """Run ``argv``; returns wall seconds, CPU seconds (with its children) and the process."""
     cpu0, wall0 = _children_cpu(), time.perf_counter()
     proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, env=env)
@@ -112,7 +114,7 @@ def breakdown(files: list[str], package: str) -> dict:
     from shapecheck.engine.config import selected_rules  # the registry first, as the engine does
 
     rule_classes = selected_rules([])
-    from shapecheck.semantic import interpreter as infer
+    from shapecheck.engine import checker
     from shapecheck.engine.positions import node_positions
     from shapecheck.engine.sources import decode_source
 
@@ -125,7 +127,7 @@ def breakdown(files: list[str], package: str) -> dict:
         module = libcst.parse_module(decode_source(data).text)
         t1 = time.process_time()
         try:
-            ctx = infer.analyze(module, [cls() for cls in rule_classes])
+            ctx = checker.analyze(module, [cls() for cls in rule_classes])
         except Exception:  # the engine reports this as SC999; here it only costs the file
             totals["walk_crashes"] += 1
             continue

@@ -1,6 +1,6 @@
 """shapecheck: find PyTorch tensor bugs before the code runs, explain them when it does."""
 
-__version__ = "0.1.0"
+from shapecheck.version import __version__ as __version__
 
 # The runtime API imports torch, so it is loaded on first use: `import shapecheck` stays
 # torch-free (the linter and the pytest plugin rely on that).

@@ -152,14 +152,14 @@ def broadcast_table(
     """The shapes right-aligned in a table, one column per dim counted from the right; with
     ``axis`` (negative), a caret under that column and ``<`` beside the ``rows`` involved.
     ``labels`` names the rows (default ``shape 0 (2, 3)``, ``shape 1 (3,)`` ...)."""
-    shapes = [_normalise(s) for s in shapes]
-    width = max([len(s.trailing()) for s in shapes] + [0])
+    norm = [_normalise(s) for s in shapes]
+    width = max([len(s.trailing()) for s in norm] + [0])
     if labels is None:
-        labels = [f"shape {i} {format_shape(s)}" for i, s in enumerate(shapes)]
+        labels = [f"shape {i} {format_shape(s)}" for i, s in enumerate(norm)]
     head = "dim"
     lw = max([len(lab) for lab in labels] + [len(head)])
     cells: list[list[str]] = []
-    for s in shapes:
+    for s in norm:
         tail = s.trailing()
         row = []
         for j in range(width, 0, -1):

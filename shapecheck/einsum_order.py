@@ -2,25 +2,16 @@
 
 An exhaustive search for up to four operands, a greedy one beyond; FLOPs are counted as
 opt_einsum counts them, so the runtime can use either planner and the CLI can print the cost.
+
+This module knows labels and sizes only: :meth:`shapecheck.einsum_parser.EinsumSpec.contraction_order`
+checks the shapes, turns each term into a set of labels, and calls :func:`order_contractions`.
 """
 
 from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Optional, Sequence
-
-from shapecheck.einsum_parser import (
-    ELLIPSIS,
-    EinsumSpec,
-    ShapeLike,
-    _assign,
-    _bind,
-    _count_error,
-    _ellipsis_dims,
-    _join_term,
-)
-from shapecheck.shapes import as_shape
+from typing import Callable, Mapping, Optional, Sequence
 
 
 @dataclass(frozen=True)
@@ -49,105 +40,62 @@ class ContractionPlan:
     naive_flops: Optional[int] = None
 
 
-
-
-_NOMINAL = 16
-
-
-_PLANS: dict = {}
-
-
-def contraction_order(spec: EinsumSpec, shapes: Sequence[ShapeLike]) -> ContractionPlan:
-    """The cached :class:`ContractionPlan` of ``spec`` for ``shapes`` (see
-    :meth:`EinsumSpec.contraction_order`)."""
-    try:
-        key = (spec, spec.form, tuple(shapes))
-        hit = _PLANS.get(key)
-    except TypeError:  # a list among the shapes: no caching
-        key, hit = None, None
-    if hit is not None:
-        return hit
-    plan = _plan(spec, shapes)
-    if key is not None:
-        if len(_PLANS) >= 1024:
-            _PLANS.clear()
-        _PLANS[key] = plan
-    return plan
-
-
-def _plan(spec: EinsumSpec, shapes: Sequence[ShapeLike]) -> ContractionPlan:
-    if len(shapes) != len(spec.inputs):
-        raise _count_error(spec, len(shapes))
-    norm = [as_shape(s) for s in shapes]
-    _, sizes = _bind(spec, norm)
-    ell, _ = _ellipsis_dims(spec, norm, [_assign(t, s) for t, s in zip(spec.inputs, norm)])
-    sizes = dict(sizes)
-    exact = (
-        all(type(v) is int for v in sizes.values())
-        and all(type(v) is int for v in ell)
-        and all(s.rest_at is None for s in norm)
-    )
-    ell_labels = [f"...{j}" for j in range(len(ell), 0, -1)]
-    for lab, d in zip(ell_labels, ell):
-        sizes[lab] = d
-    cost_sizes = {k: (v if type(v) is int else _NOMINAL) for k, v in sizes.items()}
-    terms = []
-    for k, t in enumerate(spec.inputs):
-        labs = set(x for x in t if x != ELLIPSIS)
-        if ELLIPSIS in t:
-            n = len(norm[k].dims) - (len(t) - 1) if norm[k].rest_at is None else len(ell)
-            labs |= set(ell_labels[len(ell_labels) - n:]) if n > 0 else set()
-        terms.append(frozenset(labs))
-    out: set = set()
-    for x in spec.output:
-        out |= set(ell_labels) if x == ELLIPSIS else {x}
-    output = frozenset(out)
-    union = frozenset().union(*terms) if terms else frozenset()
-    naive = _size_of(union, cost_sizes) * max(1, len(terms) - 1)
+def order_contractions(
+    terms: Sequence[frozenset],
+    output: frozenset,
+    sizes: Mapping[str, int],
+    exact: bool,
+    describe: Callable[[frozenset, frozenset, frozenset], str],
+    whole: str,
+) -> ContractionPlan:
+    """The :class:`ContractionPlan` of an einsum whose operands hold the label sets ``terms``
+    and whose result holds ``output``; ``sizes`` gives every label's size (a stand-in where the
+    real one is unknown, and then ``exact`` is False and no FLOPs are reported).
+    ``describe(a, b, kept)`` spells one step's equation; ``whole`` is the equation of a
+    single-operand einsum."""
+    union: frozenset = frozenset().union(*terms) if terms else frozenset()
+    naive = _size_of(union, sizes) * max(1, len(terms) - 1)
     if sum(len(t) for t in terms) > len(union):  # opt_einsum's test for an inner product
-        naive += _size_of(union, cost_sizes)
+        naive += _size_of(union, sizes)
+    naive_flops = naive if exact else None
     if len(terms) <= 1:
-        path = [(0,)] if terms else []
-        steps = (ContractionStep(0, 0, spec.canonical(), naive if exact else None),) if terms else ()
-        return ContractionPlan(path, naive if exact else None, steps, naive if exact else None)
-    if len(terms) <= 4:
-        path = _optimal(terms, output, cost_sizes)
-    else:
-        path = _greedy(terms, output, cost_sizes)
+        if not terms:
+            return ContractionPlan([], naive_flops, (), naive_flops)
+        return ContractionPlan([(0,)], naive_flops, (ContractionStep(0, 0, whole, naive_flops),), naive_flops)
+    path = _optimal(terms, output, sizes) if len(terms) <= 4 else _greedy(terms, output, sizes)
     steps = []
     total = 0
     current = list(terms)
     for i, j in path:
         a, b = current[i], current[j]
         others = [t for n, t in enumerate(current) if n not in (i, j)]
-        keep = (a | b) & (output.union(*others) if others else output)
-        flops = _step_flops(a | b, keep, 2, cost_sizes)
+        keep = _result(a, b, others, output)
+        flops = _step_flops(a | b, keep, 2, sizes)
         total += flops
-        steps.append(ContractionStep(i, j, _step_equation(spec, a, b, keep, sizes), flops if exact else None))
+        steps.append(ContractionStep(i, j, describe(a, b, keep), flops if exact else None))
         current = others + [keep]
-    return ContractionPlan([tuple(p) for p in path], total if exact else None, tuple(steps), naive if exact else None)
+    return ContractionPlan([tuple(p) for p in path], total if exact else None, tuple(steps), naive_flops)
 
 
-def _step_flops(union: frozenset, keep: frozenset, num_terms: int, sizes: dict) -> int:
-    size = 1
-    for lab in union:
-        size *= sizes[lab]
+def _step_flops(union: frozenset, keep: frozenset, num_terms: int, sizes: Mapping[str, int]) -> int:
     factor = max(1, num_terms - 1) + (1 if union - keep else 0)
-    return size * factor
+    return _size_of(union, sizes) * factor
 
 
 def _result(a: frozenset, b: frozenset, others: list, output: frozenset) -> frozenset:
     return (a | b) & (output.union(*others) if others else output)
 
 
-def _optimal(terms: list, output: frozenset, sizes: dict) -> list:
-    best: list = [None, None]
+def _optimal(terms: Sequence[frozenset], output: frozenset, sizes: Mapping[str, int]) -> list:
+    best_cost: Optional[int] = None
+    best_path: list = []
 
     def search(current: list, path: list, cost: int) -> None:
-        if best[0] is not None and cost >= best[0]:
+        nonlocal best_cost, best_path
+        if best_cost is not None and cost >= best_cost:
             return
         if len(current) == 1:
-            best[0], best[1] = cost, list(path)
+            best_cost, best_path = cost, list(path)
             return
         for i, j in itertools.combinations(range(len(current)), 2):
             others = [t for n, t in enumerate(current) if n not in (i, j)]
@@ -158,24 +106,24 @@ def _optimal(terms: list, output: frozenset, sizes: dict) -> list:
             path.pop()
 
     search(list(terms), [], 0)
-    return best[1]
+    return best_path
 
 
-def _size_of(labels: frozenset, sizes: dict) -> int:
+def _size_of(labels: frozenset, sizes: Mapping[str, int]) -> int:
     n = 1
     for lab in labels:
         n *= sizes[lab]
     return n
 
 
-def _greedy(terms: list, output: frozenset, sizes: dict) -> list:
+def _greedy(terms: Sequence[frozenset], output: frozenset, sizes: Mapping[str, int]) -> list:
     current = list(terms)
     path = []
     while len(current) > 1:
         pairs = [(i, j) for i, j in itertools.combinations(range(len(current)), 2) if current[i] & current[j]]
         if not pairs:
             pairs = list(itertools.combinations(range(len(current)), 2))
-        best = None
+        best: Optional[tuple] = None
         for i, j in pairs:
             others = [t for n, t in enumerate(current) if n not in (i, j)]
             keep = _result(current[i], current[j], others, output)
@@ -185,24 +133,8 @@ def _greedy(terms: list, output: frozenset, sizes: dict) -> list:
             )
             if best is None or score < best[0]:
                 best = (score, i, j, others, keep)
+        assert best is not None  # two or more operands always make a pair
         _, i, j, others, keep = best
         path.append((i, j))
         current = others + [keep]
     return path
-
-
-def _step_equation(spec: EinsumSpec, a: frozenset, b: frozenset, keep: frozenset, sizes: dict) -> str:
-    order = list(spec.labels) + sorted(x for x in sizes if x.startswith("..."))
-
-    def term(s: frozenset) -> str:
-        labs = [x for x in order if x in s]
-        ell = any(x.startswith("...") for x in labs)
-        named = [x for x in labs if not x.startswith("...")]
-        body = _join_term(named, spec.form)
-        if ell:
-            body = ELLIPSIS + ((" " if spec.form == "named" and body else "") + body)
-        return body
-
-    sep = "," if spec.form == "letters" else ", "
-    arrow = "->" if spec.form == "letters" else " -> "
-    return term(a) + sep + term(b) + arrow + term(keep)

@@ -44,9 +44,10 @@ import functools
 import re
 import string
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence, Union
+from typing import Any, Iterable, Optional, Sequence, Union
 
 from shapecheck.broadcast import Mismatch, broadcast_table, combine
+from shapecheck.einsum_order import ContractionPlan, order_contractions
 from shapecheck.errors import (
     EinsumOperandCountError,
     EinsumShapeError,
@@ -56,15 +57,17 @@ from shapecheck.errors import (
 )
 from shapecheck.shapes import Dim, Shape, as_shape, format_dim, format_shape
 
-if TYPE_CHECKING:
-    from shapecheck.einsum_order import ContractionPlan
-
 ELLIPSIS = "..."
 LETTERS = frozenset(string.ascii_letters)
 _AUTO_NAMED = re.compile(r"[\w.]\s+[\w.]")
 _SUBLIST_CHARS = string.ascii_uppercase + string.ascii_lowercase
 
 ShapeLike = Union[Shape, Iterable[Dim]]
+
+#: The size that stands for a symbolic or unknown one when contraction orders are compared.
+_NOMINAL = 16
+_MAX_PLANS = 1024
+_PLANS: dict = {}
 
 
 @dataclass(frozen=True)
@@ -144,14 +147,24 @@ class EinsumSpec:
                 return Shape(dims)
         return _output_shape(self, shapes)
 
-    def contraction_order(self, *shapes: ShapeLike) -> "ContractionPlan":
+    def contraction_order(self, *shapes: ShapeLike) -> ContractionPlan:
         """A pairwise contraction order and its FLOPs (exhaustive search up to four
         operands, greedy beyond). Validates the shapes first, as :meth:`output_shape` does.
         Plans are cached per spec and shapes. ``path`` is a list of tuples; treat it as
         read-only, since the plan is shared. See :mod:`shapecheck.einsum_order`."""
-        from shapecheck.einsum_order import contraction_order
-
-        return contraction_order(self, shapes)
+        try:
+            key: Optional[tuple] = (self, self.form, shapes)
+            hit = _PLANS.get(key)
+        except TypeError:  # a list among the shapes: no caching
+            key, hit = None, None
+        if hit is not None:
+            return hit
+        plan = _contraction_plan(self, shapes)
+        if key is not None:
+            if len(_PLANS) >= _MAX_PLANS:
+                _PLANS.clear()
+            _PLANS[key] = plan
+        return plan
 
 
 # ---------------------------------------------------------------------------------------------
@@ -534,7 +547,7 @@ def _fast_plan(spec: EinsumSpec) -> Optional[tuple]:
     return spec.inputs, spec.output
 
 
-def _fast_output(plan: tuple, shapes: Sequence[tuple]) -> Optional[tuple]:
+def _fast_output(plan: tuple, shapes: Sequence[Any]) -> Optional[tuple]:
     """Output dims for plain int tuples (``torch.Size`` included) that fit; ``None`` sends the
     caller down the general path, which also explains any fault."""
     terms, output = plan
@@ -565,7 +578,10 @@ def _count_error(spec: EinsumSpec, given: int) -> EinsumOperandCountError:
         hint = f"    no operand for the term{'s' if expected - given > 1 else ''} from here on"
     else:
         pos = spec.lhs_end if spec.text else None
-        hint = f"    operands {expected} to {given - 1} have no term" if given - expected > 1 else f"    operand {given - 1} has no term"
+        if given - expected > 1:
+            hint = f"    operands {expected} to {given - 1} have no term"
+        else:
+            hint = f"    operand {given - 1} has no term"
     hint += "; give one operand per comma-separated term"
     return EinsumOperandCountError(reason, spec.text, expected, given, pos, hint)
 
@@ -615,7 +631,9 @@ def _rank_error(spec: EinsumSpec, k: int, shape: Shape, n_labels: int, has_ell: 
             f"but its term {_term_label(spec, k)} has {n_labels} {idx}"
         )
         if rank > n_labels:
-            hint = f"    one {what} per dim; or start the term with '...' to let the ellipsis cover the extra leading dims"
+            hint = (
+                f"    one {what} per dim; or start the term with '...' to let the ellipsis cover the extra leading dims"
+            )
         else:
             hint = f"    one {what} per dim: the term names more dims than the operand has"
     rendering = f"    operand {k}: term {_term_label(spec, k)}, shape {format_shape(shape)}\n{hint}"
@@ -771,7 +789,7 @@ def _operand_rows(spec: EinsumSpec, shapes: list, marks: dict) -> list:
 def _columns(labels: tuple, shape: Shape) -> list:
     if shape.rest_at is not None:
         pairs = _assign(labels, shape)[0]
-        got = {}
+        got: dict = {}
         for lab, d in pairs:
             got.setdefault(lab, d)
         return [(lab, "?" if lab == ELLIPSIS else format_dim(got.get(lab))) for lab in labels]
@@ -840,3 +858,55 @@ def _ellipsis_error(spec, shapes, assigned, axis, first, second, a, b, certain) 
         reason, spec.text, ELLIPSIS, (first, second), (a, b), "\n".join(rows), certain,
         _label_position(spec, second, ELLIPSIS),
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# contraction order
+
+
+def _contraction_plan(spec: EinsumSpec, shapes: Sequence[ShapeLike]) -> ContractionPlan:
+    """Check ``shapes`` against ``spec``, then order its contractions by label sets: the dims
+    under the ellipsis become the labels ``...1`` (the last), ``...2`` and so on."""
+    if len(shapes) != len(spec.inputs):
+        raise _count_error(spec, len(shapes))
+    norm = [as_shape(s) for s in shapes]
+    _, sizes = _bind(spec, norm)
+    ell, _ = _ellipsis_dims(spec, norm, [_assign(t, s) for t, s in zip(spec.inputs, norm)])
+    sizes = dict(sizes)
+    exact = (
+        all(type(v) is int for v in sizes.values())
+        and all(type(v) is int for v in ell)
+        and all(s.rest_at is None for s in norm)
+    )
+    ell_labels = [f"...{j}" for j in range(len(ell), 0, -1)]
+    for lab, d in zip(ell_labels, ell):
+        sizes[lab] = d
+    cost_sizes = {k: (v if type(v) is int else _NOMINAL) for k, v in sizes.items()}
+    terms = []
+    for k, t in enumerate(spec.inputs):
+        labs = {x for x in t if x != ELLIPSIS}
+        if ELLIPSIS in t:
+            n = len(norm[k].dims) - (len(t) - 1) if norm[k].rest_at is None else len(ell)
+            labs |= set(ell_labels[len(ell_labels) - n:]) if n > 0 else set()
+        terms.append(frozenset(labs))
+    out: set = set()
+    for x in spec.output:
+        out |= set(ell_labels) if x == ELLIPSIS else {x}
+    order = list(spec.labels) + sorted(x for x in sizes if x.startswith("..."))
+
+    def term(labels: frozenset) -> str:
+        ordered = [x for x in order if x in labels]
+        named = [x for x in ordered if not x.startswith("...")]
+        body = _join_term(named, spec.form)
+        if len(named) < len(ordered):
+            body = ELLIPSIS + ((" " if spec.form == "named" and body else "") + body)
+        return body
+
+    sep = "," if spec.form == "letters" else ", "
+    arrow = "->" if spec.form == "letters" else " -> "
+
+    def describe(a: frozenset, b: frozenset, keep: frozenset) -> str:
+        return term(a) + sep + term(b) + arrow + term(keep)
+
+    whole = spec.canonical() if terms else ""
+    return order_contractions(terms, frozenset(out), cost_sizes, exact, describe, whole)

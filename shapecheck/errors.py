@@ -189,10 +189,22 @@ class SignatureShapeError(ShapeCheckError, RuntimeError):
     that fails ``assert_shape``. Built as ``SignatureShapeError(reason, rendering)``; the
     runtime sets its further attributes itself."""
 
+    #: the checked function, the argument (or ``return``), the annotated pattern, the actual
+    #: shape and the dims bound when the check failed
+    function: str
+    argument: str
+    expected: str
+    actual: tuple
+    bindings: dict
+
 
 class DtypeMismatchError(ShapeCheckError, RuntimeError, TypeError):
     """Operands whose dtypes do not fit together, or a dtype not of the annotated kind
-    (``Float[...]`` given an integer tensor). Built as ``DtypeMismatchError(reason, rendering)``."""
+    (``Float[...]`` given an integer tensor). Built as ``DtypeMismatchError(reason, rendering)``;
+    the runtime sets ``function`` and ``argument`` on those of a ``@check``ed call."""
+
+    function: str
+    argument: str
 
 
 class DimStringError(ShapeCheckError, ValueError):

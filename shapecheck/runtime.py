@@ -11,7 +11,7 @@ other names below reach it lazily through the package's ``__getattr__``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import torch
 
@@ -53,5 +53,5 @@ def broadcast_shapes(*shapes: Any):
             converted.append(shape)
     result = _broadcast.broadcast_shapes(*converted)
     if isinstance(result, Shape) and result.is_fully_known:
-        return torch.Size(result.dims)
+        return torch.Size(cast(tuple[int, ...], result.dims))
     return result

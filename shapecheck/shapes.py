@@ -13,6 +13,7 @@ unknown rank.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Iterable, Optional, Union
 
@@ -56,10 +57,7 @@ class Shape:
         """The element count when every dim is a known int, else ``None``."""
         if not self.is_fully_known:
             return None
-        n = 1
-        for d in self.dims:
-            n *= d  # type: ignore[operator]
-        return n
+        return math.prod(d for d in self.dims if isinstance(d, int))  # every dim is one
 
     def trailing(self) -> tuple[Dim, ...]:
         """The dims known to sit at the end, in order (all dims when the rank is known)."""

@@ -1,13 +1,29 @@
-"""The shape algebra imports neither torch nor libcst: it must work where importing them fails."""
+"""The layers of the package, checked on the real import graph.
+
+- The shape algebra imports neither torch nor libcst: it must work where importing them fails.
+- Imports go one way only: algebra -> semantic -> rules -> engine -> frontends; the torch-facing
+  runtime imports the algebra alone; only the facades (the package itself, ``__main__``,
+  ``lint`` and ``runtime``) may import anything, and nothing imports them.
+- The modules of shapecheck import one another without a cycle.
+
+The graph is grimp's, which counts every import: at module level, inside functions and under
+``if TYPE_CHECKING:``.
+"""
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+
+FACADES = frozenset({"shapecheck", "shapecheck.__main__", "shapecheck.lint", "shapecheck.runtime"})
+#: The layers in import order: a module may import its own layer and those before it.
+LAYERS = ("algebra", "semantic", "rules", "engine", "frontends")
+TORCH_RUNTIME = "torch_runtime"
 
 SCRIPT = textwrap.dedent(
     """
@@ -75,9 +91,136 @@ def test_algebra_works_without_torch_and_libcst():
 
 
 def test_algebra_sources_do_not_name_torch_or_libcst():
-    for name in ("shapes", "broadcast", "einsum_parser", "einsum_order", "errors", "strides", "frontends/algebra_cli"):
-        text = (REPO / "shapecheck" / f"{name}.py").read_text(encoding="utf-8")
-        for line in text.splitlines():
+    algebra = [m for m in _graph().modules if _layer(m) == "algebra"]
+    assert "shapecheck.einsum_parser" in algebra and "shapecheck.shapes" in algebra
+    for module in [*algebra, "shapecheck.frontends.algebra_cli"]:
+        path = REPO / (module.replace(".", "/") + ".py")
+        for line in path.read_text(encoding="utf-8").splitlines():
             stripped = line.strip()
             if stripped.startswith(("import ", "from ")):
-                assert "torch" not in stripped and "libcst" not in stripped, (name, line)
+                assert "torch" not in stripped and "libcst" not in stripped, (module, line)
+
+
+# ---------------------------------------------------------------------------------------------
+# the import graph
+
+
+@functools.lru_cache(maxsize=1)
+def _graph():
+    import grimp
+
+    return grimp.build_graph("shapecheck", include_external_packages=False)
+
+
+def _layer(module: str) -> str:
+    """``"facade"``, ``"torch_runtime"``, one of :data:`LAYERS`, or ``"unplaced"``."""
+    if module in FACADES:
+        return "facade"
+    parts = module.split(".")
+    if len(parts) == 2 and parts[1] not in LAYERS and parts[1] != TORCH_RUNTIME:
+        return "algebra" if not _graph().find_children(module) else "unplaced"
+    return parts[1] if parts[1] in LAYERS or parts[1] == TORCH_RUNTIME else "unplaced"
+
+
+def _may_import(importer: str, imported: str) -> bool:
+    low, high = _layer(imported), _layer(importer)
+    if high == "facade":
+        return True
+    if low == "facade" or "unplaced" in (low, high):
+        return False
+    if high == TORCH_RUNTIME:
+        return low in ("algebra", TORCH_RUNTIME)
+    if low == TORCH_RUNTIME:
+        return False
+    return LAYERS.index(low) <= LAYERS.index(high)
+
+
+def _where(importer: str, imported: str) -> str:
+    details = _graph().get_import_details(importer=importer, imported=imported)
+    lines = ", ".join(str(d["line_number"]) for d in details)
+    return f"{importer} ({_layer(importer)}) imports {imported} ({_layer(imported)}) at line {lines}"
+
+
+def test_layer_rule():
+    allowed = [
+        ("shapecheck.semantic.facts", "shapecheck.shapes"),
+        ("shapecheck.frontends.cli", "shapecheck.engine.runner"),
+        ("shapecheck.torch_runtime.einsum", "shapecheck.einsum_parser"),
+        ("shapecheck.runtime", "shapecheck.torch_runtime.check"),
+        ("shapecheck", "shapecheck.runtime"),
+    ]
+    refused = [
+        ("shapecheck.shapes", "shapecheck.semantic.facts"),
+        ("shapecheck.semantic.facts", "shapecheck.rules.base"),
+        ("shapecheck.engine.cache", "shapecheck"),
+        ("shapecheck.engine.runner", "shapecheck.torch_runtime.check"),
+        ("shapecheck.torch_runtime.check", "shapecheck.semantic.facts"),
+    ]
+    assert [_may_import(a, b) for a, b in allowed] == [True] * len(allowed)
+    assert [_may_import(a, b) for a, b in refused] == [False] * len(refused)
+
+
+def test_every_module_has_a_layer():
+    unplaced = sorted(m for m in _graph().modules if _layer(m) == "unplaced")
+    assert not unplaced, "place these in a layer of tests/test_layers.py: " + ", ".join(unplaced)
+
+
+def test_imports_follow_the_layers():
+    graph = _graph()
+    wrong = [
+        _where(importer, imported)
+        for importer in sorted(graph.modules)
+        for imported in sorted(graph.find_modules_directly_imported_by(importer))
+        if not _may_import(importer, imported)
+    ]
+    assert not wrong, f"{len(wrong)} imports against the layers:\n" + "\n".join(wrong)
+
+
+def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Cycles that together use every edge that lies on some cycle: for each such edge
+    ``a -> b``, ``a -> b`` then the shortest way back from ``b`` to ``a``. Each cycle starts at
+    its smallest module, and none is listed twice."""
+    found: set[tuple[str, ...]] = set()
+    for a in sorted(edges):
+        for b in sorted(edges[a]):
+            back = _shortest_path(edges, b, a)
+            if back is None:
+                continue
+            cycle = [a, *back[:-1]]
+            start = cycle.index(min(cycle))
+            found.add(tuple(cycle[start:] + cycle[:start]))
+    return [list(c) for c in sorted(found, key=lambda c: (len(c), c))]
+
+
+def _shortest_path(edges: dict[str, set[str]], start: str, goal: str) -> list[str] | None:
+    """The modules on a shortest import path from ``start`` to ``goal``, both included."""
+    previous = {start: start}
+    frontier = [start]
+    while frontier:
+        following = []
+        for node in frontier:
+            if node == goal:
+                path = [node]
+                while path[-1] != start:
+                    path.append(previous[path[-1]])
+                return path[::-1]
+            for nxt in sorted(edges.get(node, ())):
+                if nxt not in previous:
+                    previous[nxt] = node
+                    following.append(nxt)
+        frontier = following
+    return None
+
+
+def test_cycle_finder_reports_readable_chains():
+    edges = {"a": {"b"}, "b": {"c", "a"}, "c": {"a"}, "d": {"a"}}
+    assert _cycles(edges) == [["a", "b"], ["a", "b", "c"]]
+    assert _cycles({"x": {"y"}, "y": set()}) == []
+
+
+def test_import_graph_has_no_cycle():
+    graph = _graph()
+    edges = {m: set(graph.find_modules_directly_imported_by(m)) for m in graph.modules}
+    cycles = _cycles(edges)
+    chains = [" -> ".join([*cycle, cycle[0]]) for cycle in cycles]
+    assert not cycles, f"{len(cycles)} import cycles:\n" + "\n".join(chains)

@@ -25,13 +25,13 @@ import os
 import re
 import sys
 import time
+from dataclasses import fields
 from typing import Any, Optional
 
-import shapecheck
-from shapecheck.engine.cache_folder import FOLDER_NAME, TEMP_PREFIX, TEMP_SUFFIX, CacheFolder, UnsafeFolder
-from shapecheck.engine.config import ENGINE_CODES
+from shapecheck.engine.cache_folder import TEMP_PREFIX, TEMP_SUFFIX, CacheFolder, UnsafeFolder
+from shapecheck.engine.diagnostics import ENGINE_CODES, Diagnostic, RuleInfo
+from shapecheck.version import __version__
 
-CACHE_DIR = FOLDER_NAME
 _FORMAT = 2
 #: How many results files (configurations) one project keeps.
 KEEP_FILES = 8
@@ -59,7 +59,7 @@ def _code_fingerprint() -> str:
     global _FINGERPRINT
     if _FINGERPRINT is None:
         digest = hashlib.sha256()
-        top = os.path.dirname(os.path.abspath(shapecheck.__file__))
+        top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the shapecheck package
         for folder, dirnames, filenames in os.walk(top):
             dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
             for name in sorted(filenames):
@@ -105,7 +105,7 @@ def _libcst_identity() -> list:
 def results_key(codes: list[str]) -> list:
     """Everything the cached diagnostics depend on besides the files themselves."""
     return [
-        _FORMAT, shapecheck.__version__, _code_fingerprint(), _libcst_identity(),
+        _FORMAT, __version__, _code_fingerprint(), _libcst_identity(),
         sys.implementation.name, sys.version, sorted(codes),
     ]
 
@@ -211,8 +211,6 @@ def _valid_rule_rows(rows: Any) -> bool:
 
 def load_manifest(root: str) -> Optional[list]:
     """The rule infos saved for this exact linter code under ``root``, or ``None``."""
-    from shapecheck.engine.config import RuleInfo
-
     folder, _ = _open_folder(root, create=False)
     if folder is None:
         return None
@@ -253,15 +251,11 @@ def _field_type(annotation: Any) -> Optional[tuple[type, bool]]:
 
 
 def _row_schema() -> Optional[list]:
-    """``(name, type, nullable)`` of each field of a :class:`~shapecheck.engine.runner.Diagnostic` but
+    """``(name, type, nullable)`` of each field of a :class:`~shapecheck.engine.diagnostics.Diagnostic` but
     its path: the columns of a stored row, in the order the class takes them. ``None`` when a
     field holds something a JSON row cannot (then nothing is cached)."""
     global _ROW_SCHEMA
     if _ROW_SCHEMA is None:
-        from dataclasses import fields
-
-        from shapecheck.engine.runner import Diagnostic
-
         schema = []
         for item in fields(Diagnostic)[1:]:
             found = _field_type(item.type)
@@ -323,7 +317,7 @@ class Cache:
             return cache
         with folder:
             blob = folder.read(cache.name) if schema is not None else None
-        if blob is None:
+        if blob is None or schema is None:
             return cache
         body = _decode(blob)
         if type(body) is not dict or set(body) != {"key", "entries"} or body["key"] != cache.key \
@@ -336,8 +330,6 @@ class Cache:
 
     def get(self, path: str, digest: str) -> Optional[list]:
         """The diagnostics stored for ``path`` when its content hash is ``digest``."""
-        from shapecheck.engine.runner import Diagnostic
-
         entry = self.entries.get(path)
         if entry is None or entry[0] != digest:
             return None

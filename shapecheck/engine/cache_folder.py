@@ -161,7 +161,8 @@ class CacheFolder:
         try:
             if info.st_size > MAX_FILE_BYTES:
                 return None
-            chunks, size = [], 0
+            chunks: list[bytes] = []
+            size = 0
             while True:
                 chunk = os.read(fd, 1 << 20)
                 if not chunk:

@@ -22,13 +22,9 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from shapecheck.engine.diagnostics import ENGINE_CODES, RuleInfo
 from shapecheck.engine.display import escape, escape_path
 from shapecheck.engine.sources import glob_matches
-
-#: Diagnostics of the engine itself, not of a rule: always reported unless ignored by exact code.
-PARSE_ERROR = "SC000"
-INTERNAL_ERROR = "SC999"
-ENGINE_CODES = {PARSE_ERROR: "syntax-error", INTERNAL_ERROR: "internal-error"}
 
 KNOWN_KEYS = ("select", "ignore", "extend-select", "per-file-ignores", "exclude", "max-file-size")
 _CODE_PREFIX = re.compile(r"^SC[0-9]{0,3}$")
@@ -47,17 +43,6 @@ class Selectors:
     select: Optional[list[str]] = None
     extend_select: list[str] = field(default_factory=list)
     ignore: list[str] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class RuleInfo:
-    """What selection and reports need to know of a rule, without importing the rule itself."""
-
-    code: str
-    name: str
-    severity: str
-    default_enabled: bool
-    fixable: bool
 
 
 def registry_infos() -> list[RuleInfo]:
@@ -307,8 +292,7 @@ def _specificity(selector: str, code: str, name: str, default_enabled: bool) -> 
 
 
 def _best(selectors: list[str], code: str, name: str, default_enabled: bool) -> Optional[int]:
-    scores = [_specificity(s, code, name, default_enabled) for s in selectors]
-    scores = [s for s in scores if s is not None]
+    scores = [score for s in selectors if (score := _specificity(s, code, name, default_enabled)) is not None]
     return max(scores) if scores else None
 
 

@@ -219,6 +219,7 @@ class _Lines:
     def problem(self, text: str, pos: int) -> Optional[tuple[str, int, int]]:
         """What is wrong with the logical line that starts at ``pos``, or ``None``."""
         indent = _INDENT.match(text, pos)
+        assert indent is not None  # the pattern matches the empty string
         start = indent.end()
         after = _BLANK_OR_ELIF.match(text, start)
         if start >= len(text) or (after is not None and after.group("blank")):

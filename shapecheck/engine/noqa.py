@@ -65,7 +65,7 @@ def suppressions(text: str) -> Suppressions:
         if parsed is None:
             continue
         previous = result.get(line)
-        if parsed == ALL or previous == ALL:
+        if isinstance(parsed, str) or isinstance(previous, str):  # either is ALL
             result[line] = ALL
         else:
             result[line] = parsed | (previous or frozenset())

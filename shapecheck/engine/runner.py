@@ -1,7 +1,7 @@
 """The lint engine: files in, sorted diagnostics (and fixes) out.
 
 For each file: read and decode it as Python does, parse it once with libcst, run every selected
-rule in the single traversal of :func:`shapecheck.semantic.interpreter.analyze`, and only when that produced
+rule in the single traversal of :func:`shapecheck.engine.checker.analyze`, and only when that produced
 findings resolve line/column positions and the file's suppression comments. A file that cannot
 be read, decoded or parsed yields one ``SC000``; a rule that raises yields one ``SC999``; the run
 goes on either way. Many files are linted in a process pool; the result is sorted, so it does
@@ -20,15 +20,13 @@ from typing import Callable, Optional
 
 from shapecheck.engine import noqa
 from shapecheck.engine.config import (
-    ENGINE_CODES,
-    INTERNAL_ERROR,
-    PARSE_ERROR,
     Settings,
     engine_code_ignored,
     ignored_for_path,
     matches_any,
     selected_codes,
 )
+from shapecheck.engine.diagnostics import ENGINE_CODES, INTERNAL_ERROR, PARSE_ERROR, Diagnostic
 from shapecheck.engine.sources import Decoded, SourceError, collect_files, decode_source, display_path, encode_source
 
 #: Fewer files than this are linted in-process even when ``--jobs`` allows a pool.
@@ -39,29 +37,6 @@ MAX_FIX_PASSES = 10
 MODE_CHECK = "check"
 MODE_FIX = "fix"
 MODE_DIFF = "diff"
-
-
-@dataclass(frozen=True)
-class Diagnostic:
-    """One reported problem, with 1-based positions."""
-
-    path: str
-    line: int
-    column: int
-    end_line: int
-    end_column: int
-    code: str
-    name: str
-    severity: str
-    message: str
-    #: a safe fix exists (``--fix`` applies it; shown ``[*]``)
-    fixable: bool = False
-    #: only an unsafe fix exists (``--fix --unsafe-fixes`` applies it; shown ``[-]``)
-    unsafe_fix: bool = False
-
-    def sort_key(self) -> tuple:
-        """Path, then position, then code: the order of every report."""
-        return (self.path, self.line, self.column, self.code, self.message)
 
 
 @dataclass
@@ -116,7 +91,7 @@ def _engine_diagnostic(path: str, code: str, message: str, line: int = 1, column
     return Diagnostic(path, line, column, line, column, code, name, severity, message)
 
 
-def _first_line(text: str) -> str:
+def _first_line(text: object) -> str:
     return " ".join(str(text).split()) or "(no message)"
 
 
@@ -156,7 +131,7 @@ class _Linter:
         """
         import libcst as cst
 
-        from shapecheck.semantic import interpreter as infer
+        from shapecheck.engine import checker
         from shapecheck.engine.guards import nesting_problem
 
         too_deep = nesting_problem(text)  # libcst's parser would crash or run for minutes
@@ -169,7 +144,7 @@ class _Linter:
             return None, [], [_syntax_error(path, text, exc)]
         rules = [cls() for cls in self.rule_classes]
         try:
-            ctx = infer.analyze(module, rules, text)
+            ctx = checker.analyze(module, rules, text)
         except RecursionError:
             return module, [], [
                 _engine_diagnostic(path, INTERNAL_ERROR, "internal error in the analysis walker: "
@@ -182,7 +157,7 @@ class _Linter:
             ]
         diagnostics = []
         crashed = set()
-        for code, exc in ctx.crashes:
+        for code, error in ctx.crashes:
             if code in crashed:  # one SC999 per rule, naming its first exception
                 continue
             crashed.add(code)
@@ -190,7 +165,7 @@ class _Linter:
             diagnostics.append(
                 _engine_diagnostic(
                     path, INTERNAL_ERROR,
-                    f"internal error in rule {code} ({name}): {type(exc).__name__}: {_first_line(exc)}",
+                    f"internal error in rule {code} ({name}): {type(error).__name__}: {_first_line(error)}",
                 )
             )
         if not ctx.findings:
@@ -401,14 +376,14 @@ def _lint_alone(linter: _Linter, jobs: list[FileJob], mode: str, workers: int, m
         while pending and len(running) < workers:
             index = pending.pop(0)
             receiver, sender = context.Pipe(duplex=False)
-            process = context.Process(
+            process = context.Process(  # type: ignore[attr-defined]  # every concrete context has it
                 target=_lint_in_child, args=(codes, mode, linter.unsafe_fixes, jobs[index], sender),
                 daemon=True,
             )
             process.start()
             sender.close()  # the child holds the only writing end: its death reads as EOF
             running[receiver] = (index, process)
-        for receiver in wait(list(running)):
+        for receiver in wait(list(running)):  # type: ignore[assignment]  # wait() gives back our Connections
             index, process = running.pop(receiver)
             try:
                 result = receiver.recv()

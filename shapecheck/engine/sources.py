@@ -220,16 +220,6 @@ def decode_source(data: bytes) -> Decoded:
     return Decoded(text, "utf-8" if encoding == "utf-8-sig" else encoding, bom)
 
 
-def read_source(path: str) -> tuple[bytes, Decoded]:
-    """Read and decode ``path``; raises :class:`SourceError` for an unreadable file."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as exc:
-        raise SourceError(f"cannot read: {exc.strerror or exc}", 1, 1) from None
-    return data, decode_source(data)
-
-
 def encode_source(text: str, decoded: Decoded) -> bytes:
     """The bytes to write back for ``text`` read as ``decoded`` (same encoding, same BOM)."""
     data = text.encode(decoded.encoding)

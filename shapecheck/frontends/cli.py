@@ -16,8 +16,8 @@ import os
 import sys
 from typing import Optional, TextIO
 
-import shapecheck
 from shapecheck.engine.display import escape
+from shapecheck.version import __version__
 
 EXIT_OK = 0
 EXIT_FOUND = 1
@@ -38,7 +38,7 @@ class OutputError(Exception):
 class _Parser(argparse.ArgumentParser):
     """An argument parser whose errors are one clear line and exit status 2."""
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str):
         raise UsageError(f"{message} (see `{self.prog} --help`)")
 
 
@@ -88,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="shapecheck",
         description="Find PyTorch tensor bugs before the code runs.",
     )
-    parser.add_argument("--version", action="version", version=f"shapecheck {shapecheck.__version__}")
+    parser.add_argument("--version", action="version", version=f"shapecheck {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     lint = commands.add_parser("lint", help="lint Python files", description="Lint Python files for tensor bugs.")
@@ -177,7 +177,7 @@ def _lint(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         unsafe_fixes=args.unsafe_fixes,
     )
     diagnostics = result.diagnostics
-    from shapecheck.engine.config import ENGINE_CODES
+    from shapecheck.engine.diagnostics import ENGINE_CODES
 
     broken = any(d.code in ENGINE_CODES for d in diagnostics)
     if mode == engine.MODE_DIFF:

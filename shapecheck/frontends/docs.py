@@ -60,7 +60,8 @@ def rule_table(rules: list) -> str:
 
 def readme_path() -> str:
     """README.md of the source checkout this package lives in."""
-    return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md")
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # shapecheck/frontends/.. = shapecheck/
+    return os.path.join(os.path.dirname(package), "README.md")
 
 
 def replace_table(readme: str, table: str) -> Optional[str]:

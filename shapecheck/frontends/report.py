@@ -20,8 +20,7 @@ from collections import Counter
 from typing import Iterable
 
 from shapecheck.engine.display import escape, escape_path
-
-FORMATS = ("text", "json", "sarif", "github")
+from shapecheck.version import __version__
 
 _SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _INFO_URI = "https://pypi.org/project/shapecheck/"
@@ -81,7 +80,7 @@ def _level(severity: str) -> str:
 
 
 def _sarif_rules() -> list[dict]:
-    from shapecheck.engine.config import ENGINE_CODES
+    from shapecheck.engine.diagnostics import ENGINE_CODES
     from shapecheck.rules.base import all_rules
 
     rules = []
@@ -143,8 +142,6 @@ def sarif_location(path: str) -> dict:
 
 def format_sarif(diagnostics: list) -> str:
     """A SARIF 2.1.0 log with one run: every rule with its help text, and the results."""
-    import shapecheck
-
     rules = _sarif_rules()
     index = {r["id"]: i for i, r in enumerate(rules)}
     results = []
@@ -178,7 +175,7 @@ def format_sarif(diagnostics: list) -> str:
                 "tool": {
                     "driver": {
                         "name": "shapecheck",
-                        "version": shapecheck.__version__,
+                        "version": __version__,
                         "informationUri": _INFO_URI,
                         "rules": rules,
                     }

@@ -13,7 +13,8 @@ from typing import Optional
 import libcst as cst
 
 from shapecheck.rules import torch_ops as ops
-from shapecheck.rules.tensor_helpers import method_call, name_of, positional, torch_name, walk
+from shapecheck.rules.helpers.calls import dotted_name, is_number, method_call, positional, torch_name
+from shapecheck.rules.helpers.walk import walk
 
 Binding = tuple[str, int]
 
@@ -59,13 +60,13 @@ class FunctionGraph:
 def names_read(expr: cst.BaseExpression) -> set[str]:
     """Dotted names (``x``, ``self.h``) read by ``expr``; a chain counts once, at its longest."""
     names: set[str] = set()
-    dotted = name_of(expr)
+    dotted = dotted_name(expr)
     if dotted is not None:
         names.add(dotted)
         return names
     for node in [expr, *walk(expr)]:
         if isinstance(node, cst.Attribute):
-            dotted = name_of(node)
+            dotted = dotted_name(node)
             if dotted is not None:
                 names.add(dotted)
         elif isinstance(node, cst.Name):
@@ -73,13 +74,9 @@ def names_read(expr: cst.BaseExpression) -> set[str]:
     return names
 
 
-def _is_number(expr: cst.BaseExpression) -> bool:
-    if isinstance(expr, (cst.Integer, cst.Float)):
-        return True
-    return isinstance(expr, cst.UnaryOperation) and isinstance(expr.expression, (cst.Integer, cst.Float))
-
-
-def saving_op(ctx, node: cst.CSTNode) -> Optional[tuple[str, Optional[cst.BaseExpression], Optional[cst.BaseExpression]]]:
+def saving_op(
+    ctx, node: cst.CSTNode,
+) -> Optional[tuple[str, Optional[cst.BaseExpression], Optional[cst.BaseExpression]]]:
     """For a call or operator that the tables know: ``(op, self operand, other operand)``.
 
     ``other`` is ``None`` for a unary op.
@@ -127,9 +124,9 @@ def records_in(ctx, graph: FunctionGraph, expr: cst.BaseExpression, result: Opti
         self_grad = ctx.fact(self_expr).requires_grad if self_expr is not None else None
         if other_expr is None:
             roles = ops.saved_roles(op, self_grad, None)
-        elif _is_number(other_expr):
+        elif is_number(other_expr):
             roles = ops.saved_roles(op, self_grad, None, other_is_number=True)
-        elif _is_number(self_expr):
+        elif is_number(self_expr):
             other_grad = ctx.fact(other_expr).requires_grad
             roles = ops.saved_roles(op, other_grad, None, other_is_number=True)
             roles = None if roles is None else frozenset(
@@ -146,7 +143,7 @@ def records_in(ctx, graph: FunctionGraph, expr: cst.BaseExpression, result: Opti
                 target = result if node is expr else None
             else:
                 operand = self_expr if role == ops.SELF else other_expr
-                dotted = name_of(operand) if operand is not None else None
+                dotted = dotted_name(operand) if operand is not None else None
                 target = graph.binding(dotted) if dotted is not None else None
             if target is None:
                 continue

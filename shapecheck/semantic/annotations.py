@@ -6,13 +6,14 @@ from typing import Optional
 
 import libcst as cst
 
-from shapecheck.semantic.facts import TENSOR, Fact
+from shapecheck.semantic.facts import TENSOR, DtypeKind, Fact
 
-_JAX_DTYPES = {
-    "Float": "float", "Float16": "float", "Float32": "float", "Float64": "float",
-    "BFloat16": "float", "Inexact": None, "Int": "int", "Int8": "int", "Int16": "int",
-    "Int32": "int", "Int64": "int", "Integer": "int", "UInt": "int", "UInt8": "int",
-    "Bool": "bool", "Complex": "complex", "Complex64": "complex", "Complex128": "complex",
+_F, _I, _B, _C = DtypeKind.FLOAT, DtypeKind.INT, DtypeKind.BOOL, DtypeKind.COMPLEX
+_JAX_DTYPES: dict[str, Optional[DtypeKind]] = {
+    "Float": _F, "Float16": _F, "Float32": _F, "Float64": _F,
+    "BFloat16": _F, "Inexact": None, "Int": _I, "Int8": _I, "Int16": _I,
+    "Int32": _I, "Int64": _I, "Integer": _I, "UInt": _I, "UInt8": _I,
+    "Bool": _B, "Complex": _C, "Complex64": _C, "Complex128": _C,
     "Shaped": None, "Num": None, "Real": None,
 }
 

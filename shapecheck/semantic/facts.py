@@ -5,30 +5,29 @@ rule acts only on facts it can stand behind.
 
 Fields (all optional):
 
-- ``kind``: ``"tensor"``, ``"module"`` (an ``nn.Module`` instance), ``"device"`` (a
-  ``torch.device`` or a device string), ``"optimizer"``, ``"tuple"`` (the ``(values, indices)``
-  pair of ``max``/``min``/``sort``/``topk``...), ``"size"`` (a ``torch.Size``: ``x.shape``,
-  ``x.size()``; ``shape`` holds the sizes it lists), ``"int"``/``"float"``/``"str"``/``"bool"``
+- ``kind``: a :class:`Kind`: ``TENSOR``, ``MODULE`` (an ``nn.Module`` instance), ``DEVICE`` (a
+  ``torch.device`` or a device string), ``OPTIMIZER``, ``TUPLE`` (the ``(values, indices)``
+  pair of ``max``/``min``/``sort``/``topk``...), ``SIZE`` (a ``torch.Size``: ``x.shape``,
+  ``x.size()``; ``shape`` holds the sizes it lists), ``INT``/``FLOAT``/``STR``/``BOOL``
   (Python scalars).
 - ``shape``: a :class:`shapecheck.shapes.Shape` (ints, jaxtyping symbols, ``None`` dims).
-- ``layout``: ``"contiguous"``, ``"non-contiguous"``.
+- ``layout``: a :class:`Layout`: ``CONTIGUOUS``, ``NON_CONTIGUOUS``.
 - ``strides``: exact strides in elements, when the shape is fully known and simulated.
 - ``perm``: for a tensor of known rank reached from a plain tensor through transposes,
   permutes and expands: for each dim, its position in that base tensor (``-1`` for a dim that
   ``expand`` broadcast, stride 0). Two neighbouring dims ``i, i+1`` can be merged by ``view``
   when ``perm[i+1] == perm[i] + 1`` (or both are ``-1``), whatever the sizes.
 - ``moved_by``: the op that moved the dims (``".transpose(1, 2)"``), for messages.
-- ``device``: ``"cpu"``, ``"cuda"``, ``"mps"``, ``"maybe-cuda"`` (cuda when available, else cpu:
-  ``torch.device("cuda" if torch.cuda.is_available() else "cpu")``), or ``"same-as:NAME"``.
-- ``grad``: ``"leaf-requiring-grad"``, ``"non-leaf"`` (computed from a tensor that requires
-  grad, with grad mode on), ``"no-grad"`` (does not require grad).
-- ``dtype_kind``: ``"float"``, ``"int"``, ``"bool"``, ``"complex"``.
+- ``device``: a :class:`Device` (``CPU``, ``CUDA``, ``MPS``, ``MAYBE_CUDA``: cuda when available,
+  else cpu, as ``torch.device("cuda" if torch.cuda.is_available() else "cpu")``), or
+  :class:`SameDeviceAs` (``x.device`` where ``x``'s device is unknown).
+- ``grad``: a :class:`Grad`: ``LEAF_REQUIRES_GRAD``, ``NON_LEAF`` (computed from a tensor that
+  requires grad, with grad mode on), ``NO_GRAD`` (does not require grad).
+- ``dtype_kind``: a :class:`DtypeKind`: ``FLOAT``, ``INT``, ``BOOL``, ``COMPLEX``.
 - ``value``: a known Python constant (``int``, ``float``, ``str``, ``bool``, or a tuple of them).
 - ``dim``: for a Python int that is a size: its value (``int``) or a jaxtyping symbol (``str``).
 - ``qual``: for modules and optimizers, the qualified name of the class that built it
-  (``"torch.nn.Linear"``, or a class of this file); ``"pair"`` on a value of unknown kind that
-  holds a ``(values, indices)`` pair if it is a tensor's (``x.max(1)`` with ``x`` unknown: only
-  ``.values``/``.indices`` read it).
+  (``"torch.nn.Linear"``, or a class of this file).
 - ``features``: for an ``nn.Linear``: ``(in_features, out_features)`` as dims.
 - ``params``: for a module: the names of the parameters it holds directly that ``model.<name>``
   reads as tensors, when known (``("weight", "bias")`` for ``nn.Linear(3, 2)``, ``("weight",)``
@@ -41,42 +40,116 @@ Fields (all optional):
 - ``reduction``: for a reduction without ``keepdim``: a :class:`Reduction` saying what it reduced.
 - ``is_scalar_cpu``: the tensor is 0-dim on the CPU (mixes legally with CUDA tensors).
 - ``elems``: the facts of each element of a sequence of known length.
+- ``maybe_pair``: on a value of unknown kind, ``elems`` is the ``(values, indices)`` pair it holds
+  if it is a tensor's (``x.max(1)`` with ``x`` unknown: only ``.values``/``.indices`` read it).
+
+The words of each closed vocabulary are :class:`Word` enums that compare, hash, print and
+serialise as their text (``Kind.TENSOR == "tensor"``, ``f"{CPU}"`` is ``cpu``).
+
+How two paths join is declared with each field (``_fact(join_rule)``): :func:`join` and
+:meth:`Fact.same` are derived from those declarations, so a new field is one line here.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Any, Optional
+from dataclasses import dataclass, field, fields, replace
+from enum import Enum
+from operator import itemgetter
+from typing import Any, Callable, Optional, Union
 
 from shapecheck.shapes import Dim, Shape
 
-# kind
-TENSOR = "tensor"
-MODULE = "module"  # an nn.Module instance: .cuda()/.to() on it work in place
-DEVICE = "device"  # a torch.device value (or a device string bound to a name)
-OPTIMIZER = "optimizer"
-TUPLE = "tuple"  # a (values, indices) result of max/min/sort/topk...
-SIZE = "size"  # a torch.Size (x.shape, x.size())
-INT = "int"
-FLOAT = "float"
-STR = "str"
-BOOL = "bool"
 
-# layout
-CONTIGUOUS = "contiguous"
-NON_CONTIGUOUS = "non-contiguous"
+class Word(str, Enum):
+    """A word of a closed vocabulary that is its text for ``==``, ``hash``, ``str()``,
+    ``format()`` and JSON (what Python 3.11's ``StrEnum`` does; 3.10 has none)."""
 
-# device values: "cpu", "cuda", "mps", "maybe-cuda" (cuda when available, else cpu),
-# or "same-as:NAME".
-CPU = "cpu"
-CUDA = "cuda"
-MPS = "mps"
-MAYBE_CUDA = "maybe-cuda"
+    def __str__(self) -> str:
+        return str.__str__(self)
 
-# grad
-LEAF_REQUIRES_GRAD = "leaf-requiring-grad"
-NON_LEAF = "non-leaf"
-NO_GRAD = "no-grad"
+    def __format__(self, spec: str) -> str:
+        return str.__format__(self, spec)
+
+
+class Kind(Word):
+    """What a value is."""
+
+    TENSOR = "tensor"
+    MODULE = "module"  # an nn.Module instance: .cuda()/.to() on it work in place
+    DEVICE = "device"  # a torch.device value (or a device string bound to a name)
+    OPTIMIZER = "optimizer"
+    TUPLE = "tuple"  # a (values, indices) result of max/min/sort/topk...
+    SIZE = "size"  # a torch.Size (x.shape, x.size())
+    INT = "int"
+    FLOAT = "float"
+    STR = "str"
+    BOOL = "bool"
+
+
+class Layout(Word):
+    """How a tensor's elements lie in memory."""
+
+    CONTIGUOUS = "contiguous"
+    NON_CONTIGUOUS = "non-contiguous"
+
+
+class Device(Word):
+    """Where a tensor (or a module's parameters) lives."""
+
+    CPU = "cpu"
+    CUDA = "cuda"
+    MPS = "mps"
+    MAYBE_CUDA = "maybe-cuda"  # cuda when available, else cpu
+
+
+class Grad(Word):
+    """Whether a tensor requires grad, and how."""
+
+    LEAF_REQUIRES_GRAD = "leaf-requiring-grad"
+    NON_LEAF = "non-leaf"
+    NO_GRAD = "no-grad"
+
+
+class DtypeKind(Word):
+    """The family of a tensor's dtype."""
+
+    FLOAT = "float"
+    INT = "int"
+    BOOL = "bool"
+    COMPLEX = "complex"
+
+
+@dataclass(frozen=True)
+class SameDeviceAs:
+    """The device of the value named ``name`` (``x.device``, ``self.w.device``), itself unknown:
+    two values on ``SameDeviceAs("x")`` share a device, whatever it is."""
+
+    name: str
+
+
+#: what the ``device`` field holds
+DeviceValue = Union[Device, SameDeviceAs]
+
+# The names consumers import (each is the enum member, so it is also its text).
+TENSOR = Kind.TENSOR
+MODULE = Kind.MODULE
+DEVICE = Kind.DEVICE
+OPTIMIZER = Kind.OPTIMIZER
+TUPLE = Kind.TUPLE
+SIZE = Kind.SIZE
+INT = Kind.INT
+FLOAT = Kind.FLOAT
+STR = Kind.STR
+BOOL = Kind.BOOL
+CONTIGUOUS = Layout.CONTIGUOUS
+NON_CONTIGUOUS = Layout.NON_CONTIGUOUS
+CPU = Device.CPU
+CUDA = Device.CUDA
+MPS = Device.MPS
+MAYBE_CUDA = Device.MAYBE_CUDA
+LEAF_REQUIRES_GRAD = Grad.LEAF_REQUIRES_GRAD
+NON_LEAF = Grad.NON_LEAF
+NO_GRAD = Grad.NO_GRAD
 
 
 @dataclass(frozen=True)
@@ -95,45 +168,113 @@ class Reduction:
     node: Any
 
 
+# ---------------------------------------------------------------------------- join rules
+#: how one field joins: (its value on one path, on the other) -> the value that holds on both
+JoinRule = Callable[[Any, Any], Any]
+#: what of a field's value :meth:`Fact.same` compares
+KeyRule = Callable[[Any], Any]
+
+
+def equal(x: Any, y: Any) -> Any:
+    """Join rule: the value when both paths agree, else unknown."""
+    return x if x == y else None
+
+
+def equal_and_same_type(x: Any, y: Any) -> Any:
+    """Join rule for constants: ``1``, ``1.0`` and ``True`` are equal but not the same value."""
+    return x if x == y and type(x) is type(y) else None
+
+
+def both(x: bool, y: bool) -> bool:
+    """Join rule for a flag that holds only when it holds on both paths."""
+    return x and y
+
+
+def join_device(x: Optional[DeviceValue], y: Optional[DeviceValue]) -> Optional[DeviceValue]:
+    """Join rule for devices: ``cuda`` on one path and ``cpu`` on the other is ``maybe-cuda``."""
+    if x == y:
+        return x
+    if x in _CUDA_OR_CPU and y in _CUDA_OR_CPU:
+        return MAYBE_CUDA
+    return None
+
+
+_CUDA_OR_CPU = frozenset({CPU, CUDA, MAYBE_CUDA})
+
+
+def join_each(xs: Optional[tuple[Fact, ...]], ys: Optional[tuple[Fact, ...]]) -> Optional[tuple[Fact, ...]]:
+    """Join rule for sequences of facts of the same known length: element by element."""
+    if xs is None or ys is None or len(xs) != len(ys):
+        return None
+    return tuple(join(x, y) for x, y in zip(xs, ys))
+
+
+@dataclass(frozen=True)
+class KeptWith:
+    """Join rule for a field that describes another one (``moved_by`` tells how ``perm`` came
+    about): the first path's value, kept while ``field_name`` is the same on both paths."""
+
+    field_name: str
+
+
+def _reduction_key(r: Optional[Reduction]) -> Optional[tuple[int, tuple[int, ...]]]:
+    return (id(r.source), r.axes) if r is not None else None
+
+
+def _fact(join: Union[JoinRule, KeptWith], same: Optional[KeyRule] = None, default: Any = None) -> Any:
+    """A field of :class:`Fact` with how it joins and what :meth:`Fact.same` compares (the value
+    itself when ``same`` is ``None``)."""
+    return field(default=default, metadata={"join": join, "same": same})
+
+
 @dataclass(frozen=True, eq=False)
 class Fact:
     """The facts about one value. ``None`` in any field means unknown.
 
-    Equality is field by field (``same``); ``is`` tells two bindings apart.
+    ``==`` is identity, which tells two bindings apart; :meth:`same` compares field by field.
     """
 
-    kind: Optional[str] = None
-    shape: Optional[Shape] = None
-    layout: Optional[str] = None
+    kind: Optional[Kind] = _fact(equal)
+    shape: Optional[Shape] = _fact(equal)
+    layout: Optional[Layout] = _fact(equal)
     #: exact strides in elements, when the shape is fully known and the layout was simulated
-    strides: Optional[tuple[int, ...]] = None
-    perm: Optional[tuple[int, ...]] = None
-    moved_by: Optional[str] = None
-    device: Optional[str] = None
-    grad: Optional[str] = None
-    #: "float", "int", "bool", "complex", or None
-    dtype_kind: Optional[str] = None
-    value: Any = None
-    dim: Dim = None
-    qual: Optional[str] = None
-    features: Optional[tuple[Dim, Dim]] = None
+    strides: Optional[tuple[int, ...]] = _fact(equal)
+    perm: Optional[tuple[int, ...]] = _fact(equal)
+    moved_by: Optional[str] = _fact(KeptWith("perm"))
+    device: Optional[DeviceValue] = _fact(join_device)
+    grad: Optional[Grad] = _fact(equal)
+    dtype_kind: Optional[DtypeKind] = _fact(equal)
+    value: Any = _fact(equal_and_same_type)
+    dim: Dim = _fact(equal)
+    qual: Optional[str] = _fact(equal)
+    features: Optional[tuple[Dim, Dim]] = _fact(equal)
     #: for a module: the names of the parameters it holds directly, when known
-    params: Optional[tuple[str, ...]] = None
+    params: Optional[tuple[str, ...]] = _fact(equal)
     #: for a module: whether it holds parameters that require grad
-    trainable: Optional[bool] = None
-    reduction: Optional[Reduction] = None
-    is_scalar_cpu: bool = False
+    trainable: Optional[bool] = _fact(equal)
+    reduction: Optional[Reduction] = _fact(equal, same=_reduction_key)
+    is_scalar_cpu: bool = _fact(both, default=False)
     #: the facts of each element, for a sequence of known length (a tuple literal, the
     #: ``(values, indices)`` pair, the unpacked sizes of ``x.shape``)
-    elems: Optional[tuple["Fact", ...]] = None
+    elems: Optional[tuple["Fact", ...]] = _fact(join_each)
+    #: ``elems`` is the ``(values, indices)`` pair of a value of unknown kind
+    maybe_pair: bool = _fact(both, default=False)
 
-    def with_(self, **changes) -> "Fact":
+    def with_(self, **changes: Any) -> "Fact":
         """A copy with some fields changed."""
         return replace(self, **changes)
 
     def same(self, other: "Fact") -> bool:
         """True when both facts say the same thing, field by field."""
-        return self is other or _key(self) == _key(other)
+        if self is other:
+            return True
+        mine, theirs = self.__dict__, other.__dict__
+        if not _same_as_they_are(mine) == _same_as_they_are(theirs):
+            return False
+        for name, key in _SAME_BY_KEY:
+            if not key(mine[name]) == key(theirs[name]):
+                return False
+        return True
 
     @property
     def is_tensor(self) -> bool:
@@ -153,14 +294,30 @@ class Fact:
         return self.grad != NO_GRAD
 
 
-def _key(f: Fact) -> tuple:
-    return (
-        f.kind, f.shape, f.layout, f.strides, f.perm, f.moved_by, f.device, f.grad,
-        f.dtype_kind, f.value, f.dim, f.qual, f.features, f.params, f.trainable, id(f.reduction.source) if f.reduction else None,
-        f.reduction.axes if f.reduction else None, f.is_scalar_cpu,
-        tuple(id(e) for e in f.elems) if f.elems is not None else None,
-    )
+def _first(x: Any, y: Any) -> Any:
+    """:class:`KeptWith` before the check of the field it is kept with."""
+    return x
 
+
+# Read once at import: the hot paths below loop over these tables, never over fields().
+_FIELDS = fields(Fact)
+#: a fact's fields, in field order, from its ``__dict__``
+_all_values = itemgetter(*(f.name for f in _FIELDS))
+#: the join rule of each field, in field order (``None`` for :func:`equal`)
+_JOINS: tuple[Optional[JoinRule], ...] = tuple(
+    None if f.metadata["join"] is equal else _first if isinstance(f.metadata["join"], KeptWith) else f.metadata["join"]
+    for f in _FIELDS
+)
+#: (position, the field it is kept with) of each field joined by :class:`KeptWith`
+_KEPT_WITH: tuple[tuple[int, str], ...] = tuple(
+    (i, f.metadata["join"].field_name) for i, f in enumerate(_FIELDS) if isinstance(f.metadata["join"], KeptWith)
+)
+#: the fields that :meth:`Fact.same` compares as they are
+_same_as_they_are = itemgetter(*(f.name for f in _FIELDS if f.metadata["same"] is None))
+#: (field name, key rule) of the fields that :meth:`Fact.same` compares through a key
+_SAME_BY_KEY: tuple[tuple[str, KeyRule], ...] = tuple(
+    (f.name, f.metadata["same"]) for f in _FIELDS if f.metadata["same"] is not None
+)
 
 UNKNOWN = Fact()
 
@@ -171,42 +328,15 @@ def fresh() -> Fact:
 
 
 def join(a: Fact, b: Fact) -> Fact:
-    """The facts that hold on both paths: fields that differ become unknown."""
-    if a is b:
+    """The facts that hold on both paths: each field joined by the rule declared with it."""
+    if a is b or a.same(b):
         return a
-    if a.same(b):
-        return a
-    device = a.device if a.device == b.device else _join_device(a.device, b.device)
-    return Fact(
-        kind=a.kind if a.kind == b.kind else None,
-        shape=a.shape if a.shape == b.shape else None,
-        layout=a.layout if a.layout == b.layout else None,
-        strides=a.strides if a.strides == b.strides else None,
-        perm=a.perm if a.perm == b.perm else None,
-        moved_by=a.moved_by if a.perm == b.perm else None,
-        device=device,
-        grad=a.grad if a.grad == b.grad else None,
-        dtype_kind=a.dtype_kind if a.dtype_kind == b.dtype_kind else None,
-        value=a.value if a.value == b.value and type(a.value) is type(b.value) else None,
-        dim=a.dim if a.dim == b.dim else None,
-        qual=a.qual if a.qual == b.qual else None,
-        features=a.features if a.features == b.features else None,
-        params=a.params if a.params == b.params else None,
-        trainable=a.trainable if a.trainable == b.trainable else None,
-        reduction=a.reduction if a.reduction is not None and a.reduction == b.reduction else None,
-        is_scalar_cpu=a.is_scalar_cpu and b.is_scalar_cpu,
-        elems=_join_elems(a.elems, b.elems),
-    )
-
-
-def _join_elems(a, b):
-    if a is None or b is None or len(a) != len(b):
-        return None
-    return tuple(join(x, y) for x, y in zip(a, b))
-
-
-def _join_device(a: Optional[str], b: Optional[str]) -> Optional[str]:
-    """``cuda`` on one path and ``cpu`` on the other is ``maybe-cuda``; else unknown."""
-    if {a, b} in ({CUDA, CPU}, {MAYBE_CUDA, CPU}, {MAYBE_CUDA, CUDA}):
-        return MAYBE_CUDA
-    return None
+    mine, theirs = a.__dict__, b.__dict__
+    values: list[Any] = [
+        (x if x == y else None) if rule is None else rule(x, y)
+        for x, y, rule in zip(_all_values(mine), _all_values(theirs), _JOINS)
+    ]
+    for i, other in _KEPT_WITH:
+        if not mine[other] == theirs[other]:
+            values[i] = None
+    return Fact(*values)

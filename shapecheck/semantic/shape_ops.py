@@ -6,37 +6,38 @@ parts of one). None of them raises on unknowns: an unknown input gives an unknow
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Optional, Sequence, cast
 
 from shapecheck import strides as L
 from shapecheck.broadcast import broadcast_shapes
 from shapecheck.errors import ShapeCheckError
-from shapecheck.semantic.facts import CONTIGUOUS, NON_CONTIGUOUS, TENSOR, Fact
+from shapecheck.semantic.facts import CONTIGUOUS, NON_CONTIGUOUS, TENSOR, DtypeKind, Fact
 from shapecheck.shapes import Dim, Shape
 
 #: dtype names (the attribute after ``torch.``) by kind
-DTYPE_KIND = {}
+DTYPE_KIND: dict[str, DtypeKind] = {}
 for _n in ("float16", "float32", "float64", "bfloat16", "half", "float", "double", "float8_e4m3fn",
            "float8_e5m2"):
-    DTYPE_KIND[_n] = "float"
+    DTYPE_KIND[_n] = DtypeKind.FLOAT
 for _n in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "long", "int",
            "short"):
-    DTYPE_KIND[_n] = "int"
+    DTYPE_KIND[_n] = DtypeKind.INT
 for _n in ("complex64", "complex128", "cfloat", "cdouble", "complex32", "chalf"):
-    DTYPE_KIND[_n] = "complex"
-DTYPE_KIND["bool"] = "bool"
+    DTYPE_KIND[_n] = DtypeKind.COMPLEX
+DTYPE_KIND["bool"] = DtypeKind.BOOL
 
 #: tensor methods that cast the dtype (and keep the layout)
-CAST_METHODS = {
-    "float": "float", "double": "float", "half": "float", "bfloat16": "float",
-    "long": "int", "int": "int", "short": "int", "byte": "int", "char": "int", "bool": "bool",
-    "cfloat": "complex", "cdouble": "complex",
+_F, _I, _B, _C = DtypeKind.FLOAT, DtypeKind.INT, DtypeKind.BOOL, DtypeKind.COMPLEX
+CAST_METHODS: dict[str, DtypeKind] = {
+    "float": _F, "double": _F, "half": _F, "bfloat16": _F,
+    "long": _I, "int": _I, "short": _I, "byte": _I, "char": _I, "bool": _B,
+    "cfloat": _C, "cdouble": _C,
 }
 
 _KIND_RANK = {"bool": 0, "int": 1, "float": 2, "complex": 3}
 
 
-def promote(kinds: Sequence[Optional[str]]) -> Optional[str]:
+def promote(kinds: Sequence[Optional[DtypeKind]]) -> Optional[DtypeKind]:
     """The dtype kind of an elementwise result; ``None`` when any input kind is unknown."""
     best = None
     for k in kinds:
@@ -45,13 +46,6 @@ def promote(kinds: Sequence[Optional[str]]) -> Optional[str]:
         if best is None or _KIND_RANK[k] > _KIND_RANK[best]:
             best = k
     return best
-
-
-def shape_of_dims(dims: Optional[Sequence[Dim]]) -> Optional[Shape]:
-    """A known-rank shape, or ``None``."""
-    if dims is None:
-        return None
-    return Shape(tuple(dims))
 
 
 def known_sizes(shape: Optional[Shape]) -> Optional[tuple[int, ...]]:
@@ -97,7 +91,7 @@ def base_perm(f: Fact) -> Optional[list[int]]:
         return None
     perm = []
     position = 0
-    for d in f.shape.dims:
+    for d in cast(Shape, f.shape).dims:
         if d == 1:
             perm.append(L.SIZE_ONE)  # a size-1 dim sits anywhere without breaking adjacency
         else:
@@ -274,13 +268,14 @@ def unsqueeze_fact(f: Fact, axis: int) -> Fact:
     a = axis + rank + 1 if axis < 0 else axis
     if a < 0 or a > rank:
         return f.with_(shape=None, layout=None, strides=None, perm=None, reduction=None)
-    dims = list(f.shape.dims)
+    old_dims = cast(Shape, f.shape).dims
+    dims = list(old_dims)
     dims.insert(a, 1)
     shape = Shape(tuple(dims))
     changes: dict = {"shape": shape, "reduction": None}
     if f.strides is not None:
         strides = list(f.strides)
-        strides.insert(a, f.strides[a] * f.shape.dims[a] if a < rank else 1)
+        strides.insert(a, f.strides[a] * cast(int, old_dims[a]) if a < rank else 1)
         changes["strides"] = tuple(strides)
     if f.perm is not None:
         perm = list(f.perm)
@@ -291,7 +286,7 @@ def unsqueeze_fact(f: Fact, axis: int) -> Fact:
 
 def drop_axes(f: Fact, axes: Sequence[int]) -> Fact:
     """``f`` with the given (non-negative) axes removed (squeeze of size-1 dims, int indexing)."""
-    dims = [d for i, d in enumerate(f.shape.dims) if i not in axes]
+    dims = [d for i, d in enumerate(cast(Shape, f.shape).dims) if i not in axes]
     shape = Shape(tuple(dims))
     changes: dict = {"shape": shape, "reduction": None}
     if f.strides is not None:
@@ -317,7 +312,7 @@ def expand_fact(f: Fact, target: Sequence[Dim], text: str) -> Fact:
             if t != 1:
                 broadcast_axes.append(i)
             continue
-        old = f.shape.dims[i - lead]
+        old = cast(Shape, f.shape).dims[i - lead]
         if is_negative(t) and t != -1:
             dims.append(None)
         elif t == -1 or t == old:
@@ -375,7 +370,7 @@ def elementwise_shape(shapes: Sequence[Optional[Shape]]) -> tuple[Optional[Shape
     if any(s is None for s in shapes):
         return None, None
     try:
-        return broadcast_shapes(*shapes), None
+        return broadcast_shapes(*cast(Sequence[Shape], shapes)), None
     except ShapeCheckError as err:
         return None, err
 
@@ -396,13 +391,6 @@ def matmul_shape(a: Optional[Shape], b: Optional[Shape]) -> Optional[Shape]:
     except ShapeCheckError:
         return None
     return Shape(tuple(batch.dims) + (ad[-2], bd[-1]))
-
-
-def dims_conflict(a: Dim, b: Dim) -> bool:
-    """True when two dims are provably different, or are different annotation symbols."""
-    if a is None or b is None:
-        return False
-    return a != b
 
 
 def index_fact(f: Fact, items: Sequence[tuple[str, object]]) -> Optional[Fact]:
@@ -446,23 +434,23 @@ def index_fact(f: Fact, items: Sequence[tuple[str, object]]) -> Optional[Fact]:
             if perm is not None:
                 perm.append(L.SIZE_ONE)
             continue
-        size = f.shape.dims[axis]
+        size = cast(Shape, f.shape).dims[axis]
         if kind == "int":
             axis += 1
             continue
         if kind == "full":
             dims.append(size)
             if strides is not None:
-                strides.append(f.strides[axis])
+                strides.append(cast(tuple, f.strides)[axis])
             if perm is not None:
-                perm.append(f.perm[axis])
+                perm.append(cast(tuple, f.perm)[axis])
             axis += 1
             continue
         start, stop, step = val  # type: ignore[misc]
         new = _slice_len(size, start, stop, step)
         dims.append(new)
         if strides is not None:
-            strides.append(f.strides[axis] * (step if isinstance(step, int) else 1))
+            strides.append(cast(tuple, f.strides)[axis] * (step if isinstance(step, int) else 1))
             if not isinstance(step, (int, type(None))):
                 exact = False
         perm = None

@@ -67,7 +67,7 @@ class TensorSpec:
     __slots__ = ("text", "dims", "variadic", "dtypes", "dtype_text", "optional", "array_type")
 
     def __init__(self, text: str, dims: list, dtypes: Optional[frozenset], dtype_text: str,
-                 optional: bool = False, array_type: type = torch.Tensor) -> None:
+                 optional: bool = False, array_type: type[torch.Tensor] = torch.Tensor) -> None:
         self.text = text
         self.dims = dims
         self.variadic = next((i for i, d in enumerate(dims) if d.kind == VARIADIC), None)
@@ -237,6 +237,7 @@ def dims_spec(text: str) -> TensorSpec:
 
 def eval_symbolic(dim: DimSpec, bindings: dict) -> Optional[int]:
     """The value of a symbolic dim under ``bindings``; ``None`` when a name is not bound yet."""
+    assert dim.code is not None, "only a symbolic dim has an expression"
     try:
         return eval(dim.code, _SYMBOL_BUILTINS, bindings)
     except NameError:

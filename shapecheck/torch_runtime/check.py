@@ -214,7 +214,7 @@ class Checker:
                     if spec is None:
                         raise Fault(TypeError(
                             "%s: return value is %s, expected a tuple of %d tensors"
-                            % (self.function, type(value).__name__, len(self.returns))))
+                            % (self.function, type(value).__name__, len(self.returns or ()))))
                     binder.check_value(where, spec, value)
                 binder.check_pending()
         except Fault as fault:
@@ -428,8 +428,9 @@ def compile_checker(fn: Callable, devices: bool = True) -> Callable:
 
 def _finish(wrapper: Callable, fn: Callable, checker: Optional["Checker"]) -> Callable:
     functools.update_wrapper(wrapper, fn)
-    wrapper.__shapecheck__ = True
-    wrapper.__shapecheck_checker__ = checker
+    # function attributes: mypy gives a Callable no __dict__
+    wrapper.__shapecheck__ = True  # type: ignore[attr-defined]
+    wrapper.__shapecheck_checker__ = checker  # type: ignore[attr-defined]
     return wrapper
 
 
@@ -453,7 +454,7 @@ def _deferred(fn: Callable, devices: bool, kind: str) -> Callable:
                 _warn_unresolved(fn, unresolved)
             checker, target = _analyse(fn, devices, hints, kind)
             compiled = _compile_parts(fn, checker, target, kind)
-            wrapper.__shapecheck_checker__ = checker
+            wrapper.__shapecheck_checker__ = checker  # type: ignore[attr-defined]  # a function attribute
             state.append(compiled)
         return state[0]
 
@@ -465,7 +466,7 @@ def _deferred(fn: Callable, devices: bool, kind: str) -> Callable:
         def traced(*args, **kwargs):  # what torch.compile traces: resolving cannot be traced
             return state[0].wrapper(*args, **kwargs) if state else fn(*args, **kwargs)
 
-        wrapper._torchdynamo_inline = traced
+        wrapper._torchdynamo_inline = traced  # type: ignore[attr-defined]  # a function attribute
     else:
         wrapper = _kind_wrapper(kind, parts)
     return _finish(wrapper, fn, None)
@@ -501,12 +502,12 @@ def _kind_wrapper(kind: str, parts: Callable) -> Callable:
         return mark(wrapper) if mark is not None else wrapper
     drive = _drive if kind == "generator" else _drive_async
 
-    def wrapper(*args, **kwargs):
+    def generator_wrapper(*args, **kwargs):
         __tracebackhide__ = True
         p = parts()
         context = (p.pre(args, kwargs), p.checker, args, kwargs)
         return drive(p.target(*args, **kwargs), context)
-    return wrapper
+    return generator_wrapper
 
 
 async def _awaited(p: _Parts, bindings: dict, args: tuple, kwargs: dict):
@@ -679,10 +680,7 @@ def _generate(checker: Checker, target: Callable, plain: bool = True) -> _Parts:
         _enter=_enter, _leave=_leave, _merge=merge_variadic, _sym=_symbolic_differs,
     )
     exec(compile(source, "<shapecheck check of %s>" % checker.function, "exec"), namespace)
-    wrapper = namespace.get("wrapper")
-    if wrapper is not None:
-        wrapper.__shapecheck_source__ = source
-    return _Parts(checker, namespace["pre"], namespace["post"], target, wrapper)
+    return _Parts(checker, namespace["pre"], namespace["post"], target, namespace.get("wrapper"))
 
 
 def _emit_value(src: _Source, indent: int, spec: TensorSpec, devices: bool, fail: str) -> None:

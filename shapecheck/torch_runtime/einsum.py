@@ -166,7 +166,7 @@ def _einsum_slow(spec, operands: tuple, form=None):
     return result
 
 
-def _first_run(parsed, operands: tuple, shapes: list) -> tuple:
+def _first_run(parsed, operands: Sequence, shapes: list) -> tuple:
     """Pick the plan for these operands, run it once: ``(plan, result)``.
 
     The compiled plan when every operand has one floating or complex dtype (then its kernels
@@ -202,7 +202,6 @@ def _torch_plan(equation: str) -> Callable:
     """A plan that hands the operands to ``torch.einsum`` with ``equation``."""
     def run(*operands):
         return _TORCH_EINSUM(equation, *operands)
-    run.equation = equation
     return run
 
 

@@ -90,8 +90,8 @@ class Binder:
         self.devices = devices
         self.values: dict = {}
         self.sources: dict = {}
-        self.device = None
-        self.device_source = None
+        self.device: Optional[torch.device] = None
+        self.device_source: Optional[str] = None
         self.pending: list = []
 
     # --- rendering -------------------------------------------------------------------------

@@ -21,7 +21,7 @@ How a contraction is lowered:
 
 from __future__ import annotations
 
-from typing import Callable, Optional, Sequence
+from typing import Callable, Iterable, Optional, Sequence
 
 ELLIPSIS = "..."
 
@@ -98,7 +98,7 @@ def _tuple(values: Sequence[int]) -> str:
     return "(" + ", ".join(str(v) for v in values) + ")"
 
 
-def _prod(values: Sequence[int]) -> int:
+def _prod(values: Iterable[int]) -> int:
     n = 1
     for v in values:
         n *= v
@@ -280,7 +280,7 @@ def build_source(
         for other in live:
             keep.update(other.labels)
         last = not live
-        best = None
+        best: Optional[tuple[_Emitter, _Operand]] = None
         for first, second in ((a, b), (b, a)):
             trial = em.copy()
             result = _contract_pair(trial, first, second, keep)
@@ -288,6 +288,7 @@ def build_source(
                 result = _finish(trial, result, out)
             if best is None or len(trial.lines) < len(best[0].lines):
                 best = (trial, result)
+        assert best is not None  # the loop above ran twice
         em, result = best
         live.append(result)
     final = live[0] if len(ops) > 1 else _finish(em, live[0], out)

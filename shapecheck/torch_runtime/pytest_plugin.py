@@ -136,7 +136,7 @@ def install(packages: list) -> ShapecheckFinder:
         for attr, value in vars(module).items():
             if before.get(attr) is not value and attr in before:
                 replaced[id(before[attr])] = (before[attr], value)
-    for name, module in loaded:
+    for _, module in loaded:
         for attr, value in list(vars(module).items()):
             hit = replaced.get(id(value))
             if hit is not None and hit[0] is value:
@@ -168,7 +168,7 @@ def instrument_module(module: types.ModuleType) -> int:
         elif isinstance(value, type) and value.__module__ == name:
             count += _instrument_class(value, check, has_tensor_annotations)
     try:
-        module.__shapecheck_instrumented__ = True
+        module.__shapecheck_instrumented__ = True  # type: ignore[attr-defined]  # a marker of our own
     except AttributeError:
         pass
     return count

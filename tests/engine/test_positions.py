@@ -12,8 +12,10 @@ from shapecheck.engine import positions
 
 SAMPLES = [
     "import torch\r\nif x:\r\n\ty = torch.randn(3, 4).t().view(12)\r\n",
-    "def f(a,\n      b=(1,\n         2)):\n    '''doc\n    string'''\n    return a @ b  # c\n\n\nclass K(B, metaclass=M):\n    @d\n    def g(self): return [i for i in range(3) if i]\n",
-    "x = 1; y = 2\nwith a as b, c as d:\n    pass\ntry:\n    pass\nexcept (E, F) as e:\n    raise\nelse:\n    pass\nfinally:\n    pass\n",
+    "def f(a,\n      b=(1,\n         2)):\n    '''doc\n    string'''\n    return a @ b  # c\n\n\n"
+    "class K(B, metaclass=M):\n    @d\n    def g(self): return [i for i in range(3) if i]\n",
+    "x = 1; y = 2\nwith a as b, c as d:\n    pass\n"
+    "try:\n    pass\nexcept (E, F) as e:\n    raise\nelse:\n    pass\nfinally:\n    pass\n",
     "s = f'{a!r:>{w}} {b}'\nlambda *a, **k: (yield)\nasync def h():\n    async for q in r:\n        await q\n",
     "\ufeffmatch p:\n    case [1, *rest] if rest:\n        pass\n    case {'k': v, **kw}:\n        pass\n",
     "x = (\n    a\n    + b\n)\n\n\n",

@@ -79,12 +79,12 @@ def test_crashing_rule_is_one_sc999_and_others_still_run():
 
 
 def test_walker_crash_is_sc999(monkeypatch):
-    from shapecheck.semantic import interpreter as infer
+    from shapecheck.engine import checker
 
     def explode(module, rules, text=None):
         raise ValueError("walker broke")
 
-    monkeypatch.setattr(infer, "analyze", explode)
+    monkeypatch.setattr(checker, "analyze", explode)
     found = lint_text(GOOD, [SC101])
     assert [(d.code, d.message) for d in found] == [
         ("SC999", "internal error in the analysis walker: ValueError: walker broke")
@@ -157,7 +157,9 @@ def test_cache_reuses_results_and_notices_changes(tmp_path, monkeypatch):
     assert (tmp_path / ".shapecheck_cache").is_dir()
     calls = []
     original = lint._Linter.lint
-    monkeypatch.setattr(lint._Linter, "lint", lambda self, job, mode: calls.append(job.path) or original(self, job, mode))
+    monkeypatch.setattr(
+        lint._Linter, "lint", lambda self, job, mode: calls.append(job.path) or original(self, job, mode)
+    )
     second = lint.run(["."], _settings(tmp_path), jobs=1)
     assert calls == [] and second.diagnostics == first.diagnostics
     (tmp_path / "b.py").write_text(BAD)

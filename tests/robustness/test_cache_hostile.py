@@ -245,7 +245,9 @@ def test_without_descriptor_relative_calls_the_same_checks_hold(tmp_path, monkey
     assert lint.run(["."], build_settings(".", None, Selectors(), use_cache=True)).diagnostics == expected
     linted = []
     original = lint._Linter.lint
-    monkeypatch.setattr(lint._Linter, "lint", lambda self, job, mode: linted.append(job.path) or original(self, job, mode))
+    monkeypatch.setattr(
+        lint._Linter, "lint", lambda self, job, mode: linted.append(job.path) or original(self, job, mode)
+    )
     assert lint.run(["."], build_settings(".", None, Selectors(), use_cache=True)).diagnostics == expected
     assert linted == []
 
@@ -476,12 +478,16 @@ def test_results_with_an_internal_error_or_a_syntax_error_are_not_cached(tmp_pat
     with monkeypatch.context() as patched:
         patched.setattr(rule, "visit_Call", crash)
         first = lint.run(["."], settings(), jobs=1)
-    assert [(d.path, d.code) for d in first.diagnostics] == [("a.py", "SC999"), ("b.py", "SC999"), ("broken.py", "SC000")]
+    assert [(d.path, d.code) for d in first.diagnostics] == [
+        ("a.py", "SC999"), ("b.py", "SC999"), ("broken.py", "SC000"),
+    ]
     stored = cache.Cache.open(str(project), selected_codes(settings())).entries
     assert stored == {}
     linted = []
     original = lint._Linter.lint
-    monkeypatch.setattr(lint._Linter, "lint", lambda self, job, mode: linted.append(job.path) or original(self, job, mode))
+    monkeypatch.setattr(
+        lint._Linter, "lint", lambda self, job, mode: linted.append(job.path) or original(self, job, mode)
+    )
     second = lint.run(["."], settings(), jobs=1)
     assert [(d.path, d.code) for d in second.diagnostics] == [("a.py", "SC101"), ("broken.py", "SC000")]
     assert linted == ["a.py", "b.py", "broken.py"]

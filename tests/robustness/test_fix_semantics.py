@@ -553,7 +553,7 @@ def f(p, *args, **kw):
 def test_name_scope_follows_cpython(name, expected):
     import libcst as cst
 
-    from shapecheck.rules import fix_safety
+    from shapecheck.rules.helpers import fix_safety
 
     function = cst.parse_module(_SCOPES_SOURCE).body[0]
     assert fix_safety.name_scope(fix_safety.Place(function, False), name) == expected
@@ -562,7 +562,7 @@ def test_name_scope_follows_cpython(name, expected):
 def test_nonlocal_names_are_shared_in_the_inner_function():
     import libcst as cst
 
-    from shapecheck.rules import fix_safety
+    from shapecheck.rules.helpers import fix_safety
 
     outer = cst.parse_module(_SCOPES_SOURCE).body[0]
     inner = next(s for s in outer.body.body if isinstance(s, cst.FunctionDef))

@@ -110,7 +110,7 @@ def test_file_edited_during_the_run_keeps_the_edit_and_is_reported(tmp_path, job
     tree = tmp_path / "tree"
     # enough files for a process pool with --jobs 2
     names = ["a.py", "b.py", "c.py", "d.py", "e.py", "f.py"]
-    write(tree, {name: BAD for name in names})
+    write(tree, dict.fromkeys(names, BAD))
 
     proc = shapecheck(["--fix", "--jobs", jobs, "."], tree, extra_path=hook)
 
@@ -236,7 +236,7 @@ def test_stale_temporary_files_are_removed_and_nothing_else(tmp_path, mode):
         f"other/.c.py.shapecheck-{dead}-44444444.tmp",  # a folder that is not linted
         "notes.txt",
     ]
-    write(tmp_path, {"a.py": FIXED, "sub/b.py": FIXED, **{name: "keep me\n" for name in stale + kept}})
+    write(tmp_path, {"a.py": FIXED, "sub/b.py": FIXED, **dict.fromkeys(stale + kept, "keep me\n")})
     old = time.time() - writeback.STALE_AFTER_S - 60
     os.utime(tmp_path / stale[2], (old, old))
     (tmp_path / f".a.py.shapecheck-{dead}-22222222.tmp").mkdir()
@@ -331,7 +331,7 @@ def test_owner_group_and_mode_are_kept(tmp_path):
     needs_root()
     modes = {"a.py": 0o640, "b.py": 0o755, "c.py": 0o2750, "d.py": 0o600}
     owners = {"a.py": (NOBODY, NOBODY), "b.py": (NOBODY, 0), "c.py": (0, NOBODY), "d.py": (0, 0)}
-    write(tmp_path, {name: BAD for name in modes})
+    write(tmp_path, dict.fromkeys(modes, BAD))
     for name, mode in modes.items():
         os.chown(tmp_path / name, *owners[name])
         os.chmod(tmp_path / name, mode)

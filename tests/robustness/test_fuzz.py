@@ -95,11 +95,11 @@ def test_mutation_is_reproducible_and_varied():
 
 
 def test_the_checks_catch_what_they_look_for(monkeypatch):
-    from shapecheck.rules import layout
+    from shapecheck.rules.layout.sc103_view_size_mismatch import ViewSizeMismatch
 
     def boom(self, node, ctx):
         raise ValueError("boom")
 
-    monkeypatch.setattr(layout.ViewSizeMismatch, "_check_factory", boom)
+    monkeypatch.setattr(ViewSizeMismatch, "_check_factory", boom)
     problems, _fixed = campaign.check_case("import torch\nx = torch.zeros(2)\n")
     assert [c for c, _what in problems] == ["crash"] and "boom" in problems[0][1]

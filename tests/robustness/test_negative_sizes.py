@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shapecheck.semantic.interpreter import analyze
+from shapecheck.engine.checker import analyze
 from shapecheck.engine.runner import lint_text
 from shapecheck.rules.base import all_rules, get_rule
 

@@ -201,7 +201,7 @@ def test_ambiguous_spec_shows_both_readings():
                 ^^
             read as torch's letters (what torch.einsum computes): "...abc,bc->c"
             read as named axes (ab is one axis): "... ab c, b c -> c"
-            the operands' ranks fit both; for the letters write the terms without spaces ("...abc,bc->c"), for named axes pass form="named"''')
+            the operands' ranks fit both; for the letters write the terms without spaces ("...abc,bc->c"), for named axes pass form="named"''')  # noqa: E501
 
 
 def test_each_choice_gives_its_reading():

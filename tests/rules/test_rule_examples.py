@@ -81,6 +81,7 @@ def test_rule_declares_a_complete_page(rule):
     assert rule.name == rule.name.lower() and " " not in rule.name and "_" not in rule.name
     assert rule.severity in ("error", "warning")
     assert rule.summary.strip() and "\n" not in rule.summary
+    assert "TODO" not in rule.summary + rule.doc, "fill in what scripts/new_rule.py left as TODO"
     positions = [rule.doc.find(section) for section in SECTIONS]
     assert all(p >= 0 for p in positions), f"doc page needs the sections {SECTIONS}"
     assert positions == sorted(positions), "doc sections out of order"

@@ -2,8 +2,8 @@
 
 import libcst as cst
 
-from shapecheck.semantic.interpreter import analyze
 from shapecheck.rules.base import all_rules, get_rule
+from shapecheck.engine.checker import analyze
 
 
 def test_every_invalid_example_passes_its_rules_screen():

@@ -1,0 +1,210 @@
+"""One traversal per file: the semantic walk, with the rules' hooks called at each node.
+
+:func:`analyze` is the entry point of the engine. A :class:`Checker` collects the
+``visit_<NodeClass>`` hooks of the rule instances, runs the
+:class:`~shapecheck.semantic.interpreter.Interpreter` over the module as its observer, and calls
+the hooks of each node it is told about with a :class:`RuleContext` (the
+:class:`~shapecheck.rules.api.Context` of the rules). A hook that raises is recorded in
+``crashes`` and its rule is dropped for the rest of the file; the other rules go on.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional, Sequence
+
+import libcst as cst
+
+from shapecheck.rules.api import Context
+from shapecheck.rules.base import Finding, Fix, Rule
+from shapecheck.semantic.evaluator import Evaluator
+from shapecheck.semantic.facts import TENSOR
+from shapecheck.semantic.interpreter import Interpreter
+from shapecheck.semantic.model import SemanticModel
+
+__all__ = ["Checker", "RuleContext", "analyze"]
+
+#: (rule code, bound hook)
+Hook = tuple[str, Callable[[Any, Any], None]]
+
+
+class Checker:
+    """Runs the hooks of ``rules`` over one module, in one semantic walk."""
+
+    def __init__(self, module: cst.Module, rules: Sequence[Any], text: Optional[str] = None) -> None:
+        self.module = module
+        #: the file's source text when the caller has it
+        self.text = text
+        self.findings: list[Finding] = []
+        #: (rule code, exception) for every hook that raised; the engine reports SC999 for each
+        self.crashes: list[tuple[str, BaseException]] = []
+        #: the code of the rule whose hook is running (its reports carry it)
+        self.current_code = ""
+        self._hooks: dict[str, list[Hook]] = {}
+        self._hooks_by_type: dict[type, list[Hook]] = {}
+        for rule in rules:
+            for attr in dir(rule):
+                if attr.startswith("visit_"):
+                    self._hooks.setdefault(attr[6:], []).append((rule.code, getattr(rule, attr)))
+        self.model = SemanticModel()
+        self.evaluator = Evaluator(self.model)
+        self.interpreter = Interpreter(self.model, self.evaluator, self)
+        self.context: Context = RuleContext(self)
+
+    @property
+    def infer_errors(self) -> list[BaseException]:
+        """Exceptions the inference caught (each made one expression unknown); empty on the test
+        suite and the audit corpora, kept for debugging."""
+        return self.model.infer_errors
+
+    def run(self) -> None:
+        """Walk the module once, calling the hooks."""
+        self.interpreter.run(self.module, self.text)
+
+    # ------------------------------------------------------------------ the observer of the walk
+    def _hooks_for(self, tp: type) -> list[Hook]:
+        hooks = self._hooks_by_type.get(tp)
+        if hooks is None:
+            hooks = self._hooks.get(tp.__name__, [])
+            self._hooks_by_type[tp] = hooks
+        return hooks
+
+    def watches(self, node_type: type) -> bool:
+        """Whether a rule still running hooks nodes of this class."""
+        hooks = self._hooks_by_type.get(node_type)
+        if hooks is None:
+            hooks = self._hooks_for(node_type)
+        return True if hooks else False
+
+    def unwatched(self, node_types: Sequence[type]) -> frozenset[type]:
+        """The node classes no rule hooks."""
+        return frozenset(tp for tp in node_types if tp.__name__ not in self._hooks)
+
+    def visit(self, node: cst.CSTNode) -> None:
+        """Call every hook of ``node``'s class; a hook that raises drops its rule."""
+        hooks = self._hooks_by_type.get(type(node))
+        if hooks is None:
+            hooks = self._hooks_for(type(node))
+        # _drop() replaces the lists, never mutates them: iterating this one stays safe
+        for code, hook in hooks:
+            self.current_code = code
+            try:
+                hook(node, self.context)
+            except Exception as exc:  # one rule's crash must not stop the others
+                self.crashes.append((code, exc))
+                self._drop(code)
+
+    def _drop(self, code: str) -> None:
+        for name in list(self._hooks):
+            self._hooks[name] = [(c, h) for c, h in self._hooks[name] if c != code]
+        self._hooks_by_type.clear()
+
+
+class RuleContext:
+    """The :class:`~shapecheck.rules.api.Context` of a checker: the model at the hook's node."""
+
+    def __init__(self, checker: Checker) -> None:
+        self._checker = checker
+        self._model = checker.model
+        #: the scope stack: its top frame answers the questions about the enclosing scopes
+        self._scopes = checker.model.scopes
+        self._interpreter = checker.interpreter
+        evaluator = checker.evaluator
+        self.module = checker.module
+        self.text = checker.text
+        self.imports = checker.model.imports
+        # bound once: hooks ask for facts at almost every node
+        self.fact = evaluator.fact
+        self.qualname = evaluator.qualname
+        self.view_target = evaluator.view_target
+        self.view_verdict = evaluator.view_verdict
+        self.factory_sizes = evaluator.factory_sizes
+
+    def report(self, node: cst.CSTNode, message: str, *, fix: Optional[Fix] = None,
+               offset: Optional[tuple[int, int]] = None) -> None:
+        """Report a diagnostic of the rule whose hook is running, at ``node``."""
+        checker = self._checker
+        checker.findings.append(Finding(checker.current_code, node, message, fix, offset))
+
+    def source(self, node: cst.CSTNode) -> str:
+        """The source text of ``node``, for messages."""
+        return self.module.code_for_node(node)
+
+    def is_tensor(self, expr: cst.CSTNode) -> bool:
+        """True when ``expr`` is known to be a tensor."""
+        return self.fact(expr).kind == TENSOR
+
+    @property
+    def grad_enabled(self) -> Optional[bool]:
+        """Whether autograd records at this point: True, False, or None (unknown)."""
+        return self._scopes.top.grad[-1]
+
+    @property
+    def function(self) -> Optional[cst.FunctionDef]:
+        """The innermost enclosing function, or ``None``."""
+        return self._scopes.top.function
+
+    @property
+    def class_def(self) -> Optional[cst.ClassDef]:
+        """The class whose method or body is being analysed, or ``None``."""
+        return self._scopes.top.class_def
+
+    @property
+    def in_module_class(self) -> Optional[bool]:
+        """That class subclasses ``nn.Module``: True, False or None."""
+        return self._scopes.top.in_module_class
+
+    @property
+    def in_forward(self) -> bool:
+        """The function is ``forward`` of an ``nn.Module`` class."""
+        return self._scopes.top.in_forward
+
+    @property
+    def loops(self) -> list[cst.CSTNode]:
+        """The enclosing loops of the current function, outermost first."""
+        return self._scopes.top.loops
+
+    @property
+    def loop(self) -> Optional[cst.CSTNode]:
+        """The innermost enclosing loop of the current function, or ``None``."""
+        loops = self._scopes.top.loops
+        return loops[-1] if loops else None
+
+    @property
+    def in_loop(self) -> bool:
+        """True inside the body of a loop of the current function."""
+        return bool(self._scopes.top.loops)
+
+    @property
+    def statement(self) -> Optional[cst.CSTNode]:
+        """The small statement (or compound statement header) being analysed."""
+        return self._interpreter.statement
+
+    @property
+    def parent(self) -> Optional[cst.CSTNode]:
+        """The parent of the node whose hook is running (within the statement)."""
+        path = self._interpreter.path
+        return path[-2] if len(path) >= 2 else None
+
+    @property
+    def ancestors(self) -> tuple[cst.CSTNode, ...]:
+        """The nodes from the statement down to the parent of the node whose hook is running."""
+        return tuple(self._interpreter.path[:-1])
+
+    @property
+    def infer_errors(self) -> list[BaseException]:
+        """Exceptions the inference caught so far (for debugging)."""
+        return self._model.infer_errors
+
+
+def analyze(module: cst.Module, rules: Sequence[Any], text: Optional[str] = None) -> Checker:
+    """Walk ``module`` once, inferring facts and running the hooks of ``rules``.
+
+    ``text``, the source ``module`` was parsed from, is optional: rules use it to skip work that
+    the text shows cannot matter. Returns the checker: ``.findings`` holds the diagnostics,
+    ``.crashes`` the rules that raised.
+    """
+    if text is not None:
+        rules = [r for r in rules if not isinstance(r, Rule) or type(r).applies_to(text)]
+    checker = Checker(module, rules, text)
+    checker.run()
+    return checker

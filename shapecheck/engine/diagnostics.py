@@ -1,0 +1,46 @@
+"""What a run reports: a :class:`Diagnostic`, the codes of the engine's own diagnostics, and the
+:class:`RuleInfo` that selection and reports need of a rule. Imports nothing of the engine, so the
+cache, the configuration and the runner all build on it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: Diagnostics of the engine itself, not of a rule: always reported unless ignored by exact code.
+PARSE_ERROR = "SC000"
+INTERNAL_ERROR = "SC999"
+ENGINE_CODES = {PARSE_ERROR: "syntax-error", INTERNAL_ERROR: "internal-error"}
+
+
+@dataclass(frozen=True)
+class RuleInfo:
+    """What selection and reports need to know of a rule, without importing the rule itself."""
+
+    code: str
+    name: str
+    severity: str
+    default_enabled: bool
+    fixable: bool
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One reported problem, with 1-based positions."""
+
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    code: str
+    name: str
+    severity: str
+    message: str
+    #: a safe fix exists (``--fix`` applies it; shown ``[*]``)
+    fixable: bool = False
+    #: only an unsafe fix exists (``--fix --unsafe-fixes`` applies it; shown ``[-]``)
+    unsafe_fix: bool = False
+
+    def sort_key(self) -> tuple:
+        """Path, then position, then code: the order of every report."""
+        return (self.path, self.line, self.column, self.code, self.message)

@@ -1,0 +1,150 @@
+"""What a rule's hook may ask of the analysis: the :class:`Context` it receives as ``ctx``.
+
+A rule defines ``visit_<NodeClass>(self, node, ctx)`` for libcst node classes (see
+:mod:`shapecheck.rules.base`). The engine (:mod:`shapecheck.engine.checker`) calls the hooks in
+source order, pre-order inside a statement, for statements, expressions and their structural
+parts (``Arg``, ``Param``, ``SubscriptElement``, ``Decorator``, ``CompFor`` ...); tokens and
+whitespace nodes are not visited. The facts a hook reads are those that hold just *before* the
+statement that contains the node runs: in ``visit_Call`` of ``x.add_(1)`` the fact of ``x`` is
+its state before the call. For a compound statement the hook runs before its body. Hooks of a
+loop body run exactly once per node, so reports are never duplicated. A hook that raises is
+recorded (the engine reports SC999) and its rule is dropped for the rest of the file.
+
+Rules may import this module for type hints: ``def visit_Call(self, node: cst.Call, ctx: Context)``.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Protocol
+
+import libcst as cst
+
+from shapecheck.rules.base import Fix
+from shapecheck.semantic.facts import Fact
+from shapecheck.semantic.imports import ImportTable
+from shapecheck.shapes import Dim
+
+__all__ = ["Context"]
+
+
+class Context(Protocol):
+    """The handle a hook receives: questions about the file at the hook's node, and ``report``."""
+
+    @property
+    def module(self) -> cst.Module:
+        """The module being analysed."""
+        ...
+
+    @property
+    def text(self) -> Optional[str]:
+        """The file's source text when the engine has it (rules may pre-screen it cheaply)."""
+        ...
+
+    @property
+    def imports(self) -> ImportTable:
+        """The import table (``ctx.imports.resolve(expr)`` is ``ctx.qualname(expr)``)."""
+        ...
+
+    def report(self, node: cst.CSTNode, message: str, *, fix: Optional[Fix] = None,
+               offset: Optional[tuple[int, int]] = None) -> None:
+        """Report a diagnostic of the running rule at ``node``; ``offset`` is ``(line_delta,
+        column)`` from the start of ``node`` (a character inside a string literal)."""
+        ...
+
+    def fact(self, expr: cst.CSTNode) -> Fact:
+        """The facts of any expression (see :mod:`shapecheck.semantic.facts` for the fields:
+        kind, shape, layout, strides, perm, device, grad, dtype_kind, value, dim, qual, features,
+        params, trainable, reduction, elems, is_scalar_cpu). Unknown fields are ``None``."""
+        ...
+
+    def is_tensor(self, expr: cst.CSTNode) -> bool:
+        """``ctx.fact(expr).kind == "tensor"``."""
+        ...
+
+    def qualname(self, expr: cst.CSTNode) -> Optional[str]:
+        """The import-resolved dotted name (``torch.einsum`` for ``T.einsum``), or ``None``."""
+        ...
+
+    def source(self, node: cst.CSTNode) -> str:
+        """The source text of a node (for messages; costs a code generation)."""
+        ...
+
+    def view_target(self, call: cst.Call) -> Optional[list[Dim]]:
+        """The sizes asked of ``x.view(...)``/``x.reshape(...)`` (``-1`` kept, unknown sizes
+        ``None``), or ``None`` when they cannot be read (starred arguments, a dtype view)."""
+        ...
+
+    def view_verdict(self, call: cst.Call) -> Optional[tuple[Fact, list[Dim], Optional[bool]]]:
+        """For ``x.view(...)``: ``(fact of x, sizes, possible)``. ``possible`` is ``False`` only
+        when the view is proven to fail (exact strides with known sizes; dims a transpose,
+        permute or expand moved apart with unknown sizes), ``True`` when proven to work, ``None``
+        when unknown."""
+        ...
+
+    def factory_sizes(self, call: cst.Call) -> Optional[tuple[str, list[Dim]]]:
+        """For ``torch.zeros``/``ones``/``empty``/``rand``/``randn``/``full``/``randint``/
+        ``empty_strided``/``randperm``/``eye``/``linspace``/``logspace`` and
+        ``x.new_zeros``/``new_ones``/``new_empty``/``new_full``: ``(name, sizes as written)``
+        with negative sizes kept, else ``None``. Facts never carry a negative size: the
+        inference makes it unknown (a rule reports it where it is written)."""
+        ...
+
+    @property
+    def grad_enabled(self) -> Optional[bool]:
+        """Whether autograd records here: ``False`` inside ``torch.no_grad()``,
+        ``torch.inference_mode()`` and ``torch.set_grad_enabled(False)`` blocks and in functions
+        decorated with them, ``True`` again under ``torch.enable_grad()``; ``None`` when unknown."""
+        ...
+
+    @property
+    def function(self) -> Optional[cst.FunctionDef]:
+        """The innermost enclosing function (``None`` at module level)."""
+        ...
+
+    @property
+    def class_def(self) -> Optional[cst.ClassDef]:
+        """The class whose method (or body) is being analysed, else ``None``."""
+        ...
+
+    @property
+    def in_module_class(self) -> Optional[bool]:
+        """That class subclasses ``nn.Module`` (directly or through a class of the same file):
+        ``True``, ``False``, or ``None`` when its bases are unknown."""
+        ...
+
+    @property
+    def in_forward(self) -> bool:
+        """The function is ``forward`` of an ``nn.Module`` class."""
+        ...
+
+    @property
+    def loop(self) -> Optional[cst.CSTNode]:
+        """The innermost enclosing ``For``/``While`` of the current function (or of the module
+        level), else ``None``."""
+        ...
+
+    @property
+    def loops(self) -> list[cst.CSTNode]:
+        """All the enclosing loops of the current function, outermost first."""
+        ...
+
+    @property
+    def in_loop(self) -> bool:
+        """True inside the body of a loop of the current function."""
+        ...
+
+    @property
+    def statement(self) -> Optional[cst.CSTNode]:
+        """The small statement (or compound statement header) being analysed."""
+        ...
+
+    @property
+    def parent(self) -> Optional[cst.CSTNode]:
+        """The parent of the node whose hook is running (within the statement)."""
+        ...
+
+    @property
+    def ancestors(self) -> tuple[cst.CSTNode, ...]:
+        """The nodes from the statement (a small statement, or a compound statement for its
+        header expressions: the ``If`` for its test) down to the parent of the hook's node."""
+        ...

@@ -1,0 +1,44 @@
+"""Calls that run a backward pass, and the words that show a file has one."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from shapecheck.rules.helpers.calls import keyword, method_call, positional, torch_name
+from shapecheck.rules.helpers.walk import walk
+from shapecheck.semantic.torch_api import BACKWARD_FUNCTIONS
+
+
+def backward_root(ctx, node: cst.Call) -> Optional[cst.BaseExpression]:
+    """The tensor a ``.backward()``/``torch.autograd.backward``/``autograd.grad`` call starts from."""
+    name = torch_name(ctx, node.func)
+    if name in BACKWARD_FUNCTIONS:
+        args = positional(node)
+        if args:
+            return args[0]
+        for kw in ("tensors", "outputs"):
+            arg = keyword(node, kw)
+            if arg is not None:
+                return arg.value
+        return None
+    call = method_call(node)
+    if name is None and call is not None and call[1] == "backward":
+        return call[0]
+    return None
+
+
+def calls_backward(scope: cst.CSTNode) -> bool:
+    """True when ``scope`` (a function or the module, nested functions aside) mentions
+    ``backward`` or ``grad`` as an attribute: only then can SC302 find anything to report."""
+    body = scope.body if isinstance(scope, cst.FunctionDef) else scope
+    for node in walk(body):
+        if isinstance(node, cst.Attribute) and node.attr.value in ("backward", "grad"):
+            return True
+    return False
+
+
+#: A backward pass is written `.backward(`, `torch.autograd.backward/grad` (however imported) or
+#: reads `.grad`: the rules that need one skip files with none of these words.
+BACKWARD_WORDS = ("backward", "autograd", ".grad")

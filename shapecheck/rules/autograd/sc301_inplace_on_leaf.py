@@ -1,0 +1,105 @@
+"""SC301 inplace-on-leaf: in-place change of a leaf tensor that requires grad, outside
+`torch.no_grad()`."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from shapecheck.rules.autograd.inplace import augassign_target, inplace_call_targets, subscript_targets
+from shapecheck.rules.base import Rule, register
+from shapecheck.rules.helpers.messages import short
+from shapecheck.rules.helpers.scopes import grad_enabled
+from shapecheck.semantic.facts import LEAF_REQUIRES_GRAD
+
+_LEAF_FIX_HINT = "do it under `with torch.no_grad():`, or work on a non-leaf copy"
+
+
+@register
+class InplaceOnLeaf(Rule):
+    """SC301: in-place change of a leaf tensor that requires grad, outside `torch.no_grad()`."""
+    code = "SC301"
+    name = "inplace-on-leaf"
+    severity = "error"
+    summary = "in-place change of a leaf tensor that requires grad, outside `torch.no_grad()`"
+    doc = """\
+## What it does
+Flags an in-place change of a leaf tensor that requires grad (`requires_grad=True`,
+`nn.Parameter`, `.requires_grad_()`): every in-place method (`add_`, `mul_`, `zero_`,
+`fill_`, `clamp_`, `relu_`, `copy_`, `normal_`, `masked_fill_`, `index_add_`, `scatter_`...),
+augmented assignment (`w += 1`), item and slice assignment (`w[0] = 1`), `out=w`, and
+`F.relu(w, inplace=True)`, when grad mode is on. Under `torch.no_grad()`,
+`torch.inference_mode()`, `torch.set_grad_enabled(False)` and in functions decorated with them
+it stays silent, and so it does for `nn.init.*_` functions.
+
+## Why is this bad?
+Autograd accumulates the gradient of a leaf into `.grad`; it cannot record an in-place change
+of the leaf itself, so torch raises `RuntimeError: a leaf Variable that requires grad is being
+used in an in-place operation` (for `out=`: functions with out=... arguments don't support
+automatic differentiation).
+
+## Example
+```python
+w = torch.randn(3, requires_grad=True)
+w.add_(1)                     # RuntimeError
+```
+
+## Use instead
+```python
+with torch.no_grad():         # an update that autograd must not see (init, SGD step)
+    w.add_(1)
+v = w + 1                     # or a new, non-leaf tensor that autograd tracks
+```
+"""
+    valid = (
+        "import torch\nw = torch.randn(3, requires_grad=True)\nwith torch.no_grad():\n    w.add_(1)\n",
+        "import torch\nw = torch.randn(3, requires_grad=True)\nwith torch.inference_mode():\n    w.zero_()\n",
+        "import torch\nw = torch.randn(3, requires_grad=True)\nwith torch.set_grad_enabled(False):\n    w.mul_(2)\n",
+        "import torch\nw = torch.randn(3, requires_grad=True)\ny = w * 2\ny.add_(1)\n",
+        "import torch\nimport torch.nn as nn\nw = nn.Parameter(torch.empty(3, 3))\nnn.init.xavier_uniform_(w)\n",
+        "import torch\n\n@torch.no_grad()\ndef reset(p):\n    p.zero_()\n\nw = torch.randn(3, requires_grad=True)\n"
+        "reset(w)\n",
+        "import torch\nx = torch.randn(3)\nx.add_(1)\nx[0] = 5.0\n",
+        "import torch\nw = torch.randn(3, requires_grad=True)\nw = w + 1\nw.add_(1)\n",
+    )
+    invalid = (
+        "import torch\nx = torch.tensor([1.0], requires_grad=True)\nx.add_(1)  # <--\n",
+        "import torch\nx = torch.randn(10, requires_grad=True)\ny = x * x\nx.relu_()  # <--\nloss = y.sum()\n",
+        "import torch\nw = torch.randn(3, requires_grad=True)\nw += 1  # <--\n",
+        "import torch\nimport torch.nn as nn\nw = nn.Parameter(torch.zeros(4))\nw[0] = 1.0  # <--\n",
+        "import torch\nw = torch.zeros(2, requires_grad=True)\ntorch.add(torch.ones(2), 1, out=w)  # <--\n",
+        "import torch\nw = torch.zeros(3).requires_grad_()\nw.uniform_(-1, 1)  # <--\n",
+    )
+
+    def _check(self, target: cst.BaseExpression, how: str, node: cst.CSTNode, ctx) -> None:
+        fact = ctx.fact(target)
+        if fact.grad != LEAF_REQUIRES_GRAD:
+            return
+        if grad_enabled(ctx, node) is not True:
+            return
+        name = short(ctx, target)
+        error = (
+            "functions with out=... arguments don't support automatic differentiation"
+            if how == "`out=`"
+            else "a leaf Variable that requires grad is being used in an in-place operation"
+        )
+        ctx.report(
+            node,
+            f"{how} changes `{name}` in place, but `{name}` is a leaf tensor that requires grad: "
+            f"torch raises RuntimeError ({error}); {_LEAF_FIX_HINT}",
+        )
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        """In-place calls (``w.add_()``, ``torch.relu_(w)``, ``inplace=True``, ``out=w``) on a leaf
+        that requires grad."""
+        for target, how in inplace_call_targets(ctx, node):
+            self._check(target, how, node, ctx)
+
+    def visit_AugAssign(self, node: cst.AugAssign, ctx) -> None:
+        """``w += 1`` on a leaf that requires grad."""
+        op = ctx.source(node.operator).strip()
+        self._check(augassign_target(node), f"`{op}`", node, ctx)
+
+    def visit_Assign(self, node: cst.Assign, ctx) -> None:
+        """``w[0] = 1`` on a leaf that requires grad."""
+        for target in subscript_targets(node):
+            self._check(target, "item assignment", node, ctx)

@@ -1,0 +1,177 @@
+"""SC303 data-attribute: `.data` reads or writes a tensor behind autograd's back."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from shapecheck.rules.autograd.parameters import guessed_parameter, parameter_loop
+from shapecheck.rules.base import Example, Fix, Rule, register
+from shapecheck.rules.helpers.calls import dotted_name, method_call
+from shapecheck.rules.helpers.messages import short
+from shapecheck.rules.helpers.scopes import scope_of
+from shapecheck.semantic.torch_api import LAYER_PARAMETER_NAMES
+
+
+def _is_data_attr(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Attribute) and expr.attr.value == "data"
+
+
+def _swaps_storage(statement: Optional[cst.CSTNode]) -> bool:
+    """True for ``x.data = ...`` (also ``x.data, meta = ...``): the statement replaces a
+    tensor's storage."""
+    if not isinstance(statement, cst.Assign):
+        return False
+    for target in statement.targets:
+        elements = target.target.elements if isinstance(target.target, (cst.Tuple, cst.List)) else ()
+        if _is_data_attr(target.target) or any(_is_data_attr(e.value) for e in elements):
+            return True
+    return False
+
+
+_DETACH_SAFE = {"numpy", "cpu", "clone", "tolist", "item"}
+_METADATA = {"shape", "dtype", "device", "ndim", "is_cuda", "layout", "size", "dim", "numel",
+             "nelement", "stride", "data_ptr", "element_size", "is_contiguous", "storage_offset"}
+
+
+@register
+class DataAttribute(Rule):
+    """SC303: `.data` reads or writes a tensor behind autograd's back."""
+    code = "SC303"
+    needs = ("data",)
+    name = "data-attribute"
+    severity = "warning"
+    summary = "`.data` reads or writes a tensor behind autograd's back"
+    fixable = True
+    doc = """\
+## What it does
+Flags `t.data` on a tensor that requires grad or a parameter (`self.weight.data`, `p.data`
+for `p` in `model.parameters()`) whose values are read or changed through it. On tensors that
+do not require grad (`p.grad.data`, plain data) `.data` is harmless and not flagged. Reading only metadata
+(`w.data.shape`, `w.data.size()`) and replacing the whole storage (`w.data = new`, `w.data = f(w.data)`,
+the one use with no plain replacement) are not flagged.
+
+## Why is this bad?
+`.data` returns the same storage with autograd switched off *and* without the version
+counter: a change made through it is invisible to autograd, so a gradient that needed the old
+values is silently computed from the new ones, with no error. `.detach()` shares the version
+counter and lets autograd raise instead; `torch.no_grad()` is the supported way to change a
+parameter.
+
+## Example
+```python
+w = torch.randn(3, requires_grad=True)
+w.data.mul_(0.5)              # autograd never hears of it
+values = w.data.numpy()
+```
+
+## Use instead
+```python
+with torch.no_grad():
+    w.mul_(0.5)
+values = w.detach().numpy()
+```
+The fix rewrites `t.data` to `t.detach()` where the value is only read and converted
+(`.numpy()`, `.cpu()`, `.clone()`, `.tolist()`, `.item()`): the same values, and a later
+in-place change of a shared result now makes autograd raise instead of computing a wrong
+gradient. It is safe where `t` is known to be a tensor that requires grad, and unsafe
+(`--unsafe-fixes`) where only a name says it is a parameter (`.weight`, a loop over
+`.parameters()`): another object's `.data` has no `.detach()`.
+"""
+    valid = (
+        "import torch\nw = torch.randn(3, requires_grad=True)\nwith torch.no_grad():\n    w.mul_(0.5)\n",
+        "import torch\nw = torch.randn(3, requires_grad=True)\nv = w.detach().numpy()\n",
+        "import torch\nclass Batch:\n    data = [1, 2]\nb = Batch()\nprint(b.data)\n",
+        "import torch\ndef load(dataset):\n    return dataset.data\n",
+        "import torch\nimport torch.nn as nn\nlayer = nn.Linear(3, 3)\nn = layer.weight.data.shape[0]\n"
+        "layer.weight.data = torch.zeros(4, 3)\n",
+    )
+    invalid = (
+        Example(
+            "import torch\nw = torch.randn(3, requires_grad=True)\nv = w.data.numpy()  # <--\n",
+            fixed="import torch\nw = torch.randn(3, requires_grad=True)\nv = w.detach().numpy()  # <--\n",
+        ),
+        "import torch\nw = torch.randn(3, requires_grad=True)\nw.data.mul_(0.5)  # <--\n",
+        "import torch\nimport torch.nn as nn\nlayer = nn.Linear(3, 3)\nlayer.weight.data[0] = torch.zeros(3)  # <--\n",
+        "import torch\ndef shrink(model):\n    for p in model.parameters():\n        p.data.mul_(0.9)  # <--\n",
+        Example(
+            "import torch\ndef snapshot(model):\n    for p in model.parameters():\n"
+            "        print(p.data.clone())  # <--\n",
+            unsafe_fixed="import torch\ndef snapshot(model):\n    for p in model.parameters():\n"
+            "        print(p.detach().clone())  # <--\n",
+        ),
+    )
+
+    def __init__(self) -> None:
+        self._done: set[int] = set()
+        self._param_names: set[tuple[int, str]] = set()
+        self._guessed: set[tuple[int, str]] = set()
+
+    def visit_For(self, node: cst.For, ctx) -> None:
+        """Remembers the variable of ``for p in m.parameters()``: a parameter by its loop."""
+        loop = parameter_loop(node, ctx)
+        if loop is not None:
+            self._param_names.add(loop[0])
+            if not loop[1]:
+                self._guessed.add(loop[0])
+
+    def _is_tensor(self, expr: cst.BaseExpression, ctx, node: cst.CSTNode) -> bool:
+        """True when ``expr`` is a tensor that requires grad, or a parameter by its name."""
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "grad":
+            return False  # `p.grad.data`: a gradient does not require grad itself
+        fact = ctx.fact(expr)
+        if fact.requires_grad is not None:
+            return fact.requires_grad
+        if isinstance(expr, cst.Attribute) and expr.attr.value in LAYER_PARAMETER_NAMES:
+            return True
+        if isinstance(expr, cst.Name):
+            return (id(scope_of(ctx, node).function), expr.value) in self._param_names
+        return False
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        """``t.data.numpy()`` and the other conversions of ``t.data``, with the ``.detach()`` fix."""
+        call = method_call(node)
+        if call is None or call[1] not in _DETACH_SAFE or not _is_data_attr(call[0]):
+            return
+        attr = call[0]
+        if not self._is_tensor(attr.value, ctx, node):
+            return
+        self._done.add(id(attr))
+        # Safe where the facts show a tensor that requires grad; a parameter known only by its
+        # name (`.weight`, a loop over `.parameters()`) may be something else with a `.data`
+        # (a NumPy array's is a memoryview, with `.tolist()`), which has no `.detach()`.
+        proven = ctx.fact(attr.value).requires_grad is True and not guessed_parameter(
+            self._guessed, attr.value, ctx, node)
+        fix = Fix(attr, cst.Call(func=cst.Attribute(value=attr.value, attr=cst.Name("detach"))), safe=proven)
+        name = short(ctx, attr.value)
+        ctx.report(
+            attr,
+            f"`{name}.data` reads `{name}` behind autograd's back (no version check); "
+            f"use `{name}.detach()`",
+            fix=fix,
+        )
+
+    def visit_Attribute(self, node: cst.Attribute, ctx) -> None:
+        """Any other ``t.data`` that reads or changes the values of a tensor that requires grad."""
+        if node.attr.value != "data" or id(node) in self._done:
+            return
+        parent = getattr(ctx, "parent", None)
+        if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in _METADATA:
+            return  # `w.data.shape`, `w.data.size()`: metadata, the values are not touched
+        if isinstance(parent, cst.AssignTarget) or _swaps_storage(getattr(ctx, "statement", None)):
+            return  # `w.data = f(w.data)`: swaps the storage, the one use with no plain replacement
+        ancestors = getattr(ctx, "ancestors", ())
+        if len(ancestors) >= 2 and isinstance(parent, cst.Arg) and isinstance(ancestors[-2], cst.Call):
+            if dotted_name(ancestors[-2].func) in ("isinstance", "type"):
+                return  # `isinstance(w.data, DTensor)`: a type check
+        if not self._is_tensor(node.value, ctx, node):
+            return
+        name = short(ctx, node.value)
+        ctx.report(
+            node,
+            f"`{name}.data` bypasses autograd: a change made through it is invisible to "
+            f"autograd and to its version check, so gradients that needed the old values are "
+            f"silently wrong; change `{name}` under `torch.no_grad()`, or read it with "
+            f"`{name}.detach()`",
+        )

@@ -1,0 +1,141 @@
+"""SC305 grad-on-integer-tensor: `requires_grad` on an integer or boolean tensor."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from shapecheck.rules import torch_ops as ops
+from shapecheck.rules.base import Rule, register
+from shapecheck.rules.helpers.calls import is_name, keyword, method_call, positional, torch_name
+from shapecheck.rules.helpers.messages import short
+from shapecheck.rules.helpers.tensors import tensor_fact
+from shapecheck.semantic.torch_api import PARAMETER_CLASSES
+
+
+def _factory_dtype_kind(ctx, node: cst.Call, factory: str) -> Optional[str]:
+    """``"int"``/``"bool"`` when the factory call surely builds an integer or boolean tensor."""
+    dtype = keyword(node, "dtype")
+    if dtype is not None:
+        qual = torch_name(ctx, dtype.value)
+        if qual in ops.INT_DTYPES:
+            return "int"
+        if qual in ops.BOOL_DTYPES:
+            return "bool"
+        return None
+    if factory in ("randint", "randperm"):
+        return "int"
+    args = positional(node)
+    if factory in ("tensor", "as_tensor") and args:
+        return _literal_kind(args[0])
+    if factory == "arange" and args and all(isinstance(a, cst.Integer) for a in args):
+        return "int"
+    if factory == "full" and len(args) >= 2 and isinstance(args[1], cst.Integer):
+        return "int"
+    return None
+
+
+def _literal_kind(expr: cst.BaseExpression) -> Optional[str]:
+    """``"int"``/``"bool"`` for a literal made only of ints (or only of bools)."""
+    kinds: set[str] = set()
+    stack = [expr]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (cst.List, cst.Tuple)):
+            if not item.elements:
+                return None
+            stack.extend(e.value for e in item.elements)
+        elif isinstance(item, cst.Integer):
+            kinds.add("int")
+        elif isinstance(item, cst.UnaryOperation) and isinstance(item.expression, cst.Integer):
+            kinds.add("int")
+        elif is_name(item, "True") or is_name(item, "False"):
+            kinds.add("bool")
+        else:
+            return None
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+@register
+class GradOnIntegerTensor(Rule):
+    """SC305: `requires_grad` on an integer or boolean tensor."""
+    code = "SC305"
+    needs = ("requires_grad", "Parameter")
+    name = "grad-on-integer-tensor"
+    severity = "error"
+    summary = "`requires_grad` on an integer or boolean tensor"
+    doc = """\
+## What it does
+Flags `requires_grad=True` on a factory that builds an integer or boolean tensor
+(`torch.tensor([1, 2])`, `torch.arange(5)`, `torch.randint(...)`, `dtype=torch.long`), and
+`.requires_grad_()` or `nn.Parameter(...)` on a tensor known to be integer or boolean.
+
+## Why is this bad?
+Gradients exist only for floating point and complex tensors: torch raises `RuntimeError: Only
+Tensors of floating point and complex dtype can require gradients`. `torch.tensor([1, 2])`
+infers `int64` from the Python ints.
+
+## Example
+```python
+w = torch.tensor([1, 2], requires_grad=True)          # RuntimeError
+```
+
+## Use instead
+```python
+w = torch.tensor([1.0, 2.0], requires_grad=True)
+w = torch.tensor([1, 2], dtype=torch.float32, requires_grad=True)
+```
+"""
+    valid = (
+        "import torch\nw = torch.tensor([1.0, 2.0], requires_grad=True)\n",
+        "import torch\nw = torch.tensor([1, 2], dtype=torch.float32, requires_grad=True)\n",
+        "import torch\nw = torch.arange(3.0, requires_grad=True)\n",
+        "import torch\nidx = torch.tensor([1, 2])\n",
+        "import torch\nw = torch.zeros(3, requires_grad=True)\n",
+    )
+    invalid = (
+        "import torch\nw = torch.tensor([1, 2], requires_grad=True)  # <--\n",
+        "import torch\nw = torch.arange(5, requires_grad=True)  # <--\n",
+        "import torch\nw = torch.zeros(3, dtype=torch.long, requires_grad=True)  # <--\n",
+        "import torch\nidx = torch.randint(0, 10, (4,))\nidx.requires_grad_()  # <--\n",
+    )
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        """Integer or boolean factories with ``requires_grad=True``, and
+        ``nn.Parameter``/``.requires_grad_()`` of such a tensor."""
+        name = torch_name(ctx, node.func)
+        if name in ops.FACTORIES:
+            rg = keyword(node, "requires_grad")
+            if rg is None or not is_name(rg.value, "True"):
+                return
+            kind = _factory_dtype_kind(ctx, node, name)
+            if kind is not None:
+                self._report(node, short(ctx, node, 50), kind, ctx)
+            return
+        if name in PARAMETER_CLASSES:
+            args = positional(node)
+            rg = keyword(node, "requires_grad")
+            if not args or (rg is not None and not is_name(rg.value, "True")):
+                return
+            fact = tensor_fact(ctx, args[0])
+            if fact is not None and fact.dtype_kind in ("int", "bool"):
+                self._report(node, short(ctx, args[0]), fact.dtype_kind, ctx)
+            return
+        call = method_call(node)
+        if name is None and call is not None and call[1] == "requires_grad_":
+            args = positional(node)
+            if args and not is_name(args[0], "True"):
+                return
+            fact = tensor_fact(ctx, call[0])
+            if fact is not None and fact.dtype_kind in ("int", "bool"):
+                self._report(node, short(ctx, call[0]), fact.dtype_kind, ctx)
+
+    def _report(self, node: cst.CSTNode, what: str, kind: str, ctx) -> None:
+        words = "an integer" if kind == "int" else "a boolean"
+        ctx.report(
+            node,
+            f"`{what}` is {words} tensor, and only floating point and complex tensors can "
+            f"require gradients: torch raises RuntimeError; use a float dtype "
+            f"(`1.0` literals or `dtype=torch.float32`)",
+        )

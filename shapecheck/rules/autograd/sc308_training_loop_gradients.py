@@ -1,0 +1,282 @@
+"""SC308 training-loop-gradients: gradients never cleared in a training loop, or `backward()` twice on
+one graph."""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from shapecheck.rules import torch_ops as ops
+from shapecheck.rules.autograd.backward_calls import backward_root
+from shapecheck.rules.autograd.graph_rule import GraphRule
+from shapecheck.rules.autograd_graph import names_read
+from shapecheck.rules.base import register
+from shapecheck.rules.helpers.calls import dotted_name, is_name, keyword, method_call, positional, torch_name
+from shapecheck.rules.helpers.messages import short
+from shapecheck.rules.helpers.scopes import scope_of
+from shapecheck.rules.helpers.walk import walk
+from shapecheck.semantic.facts import LEAF_REQUIRES_GRAD, NO_GRAD, OPTIMIZER
+from shapecheck.semantic.torch_api import PARAMETER_CLASSES
+
+_OPTIMIZER_NAME = re.compile(r"(^|_)(opt|optim|optimizer|optimiser)(s|\d*)?($|_)", re.IGNORECASE)
+
+
+def _optimizer_like(ctx, expr: cst.BaseExpression) -> bool:
+    if ctx.fact(expr).kind == OPTIMIZER:
+        return True
+    dotted = dotted_name(expr)
+    return dotted is not None and bool(_OPTIMIZER_NAME.search(dotted.split(".")[-1]))
+
+
+def _zeroes_grads(ctx, node: cst.CSTNode) -> bool:
+    """True for ``*.zero_grad(...)``, ``*zero_grad*()``, ``p.grad = None``, ``p.grad.zero_()``."""
+    if isinstance(node, cst.Call):
+        dotted = dotted_name(node.func)
+        if dotted is not None and "zero_grad" in dotted.split(".")[-1]:
+            return True
+        call = method_call(node)
+        if call is not None and call[1] in ("zero_", "detach_", "fill_", "mul_"):
+            receiver = dotted_name(call[0]) or ""
+            if "grad" in receiver.split(".")[1:]:
+                return True  # p.grad.zero_(), p.grad.data.zero_()
+    if isinstance(node, (cst.Assign, cst.Del)):
+        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+        return any(isinstance(t, cst.Attribute) and t.attr.value == "grad" for t in targets)
+    return False
+
+
+def _retains(node: cst.Call) -> bool:
+    arg = keyword(node, "retain_graph")
+    if arg is not None and not is_name(arg.value, "False") and not is_name(arg.value, "None"):
+        return True
+    arg = keyword(node, "create_graph")
+    return arg is not None and not is_name(arg.value, "False")
+
+
+@register
+class TrainingLoopGradients(GraphRule):
+    """SC308: gradients never cleared in a training loop, or `backward()` twice on one graph."""
+    code = "SC308"
+    needs = ("backward",)
+    name = "training-loop-gradients"
+    severity = "error"
+    summary = "gradients never cleared in a training loop, or `backward()` twice on one graph"
+    doc = """\
+## What it does
+Flags two mistakes of training loops:
+
+- a `for`/`while` loop that calls `backward()` and an optimizer's `step()` but never clears the
+  gradients (`optimizer.zero_grad()`, `model.zero_grad()`, `p.grad = None`). Gradient
+  accumulation, with `zero_grad()` under an `if`, is fine and not flagged.
+- a second `backward()` through the same graph without `retain_graph=True` on the first: the
+  same loss twice in a row, or a loss computed before a loop and back-propagated inside it.
+
+## Why is this bad?
+`backward()` adds into `.grad`; without clearing, every step applies the sum of all gradients so
+far and training diverges, with no error. A backward pass frees the graph's saved tensors; the
+second one raises `RuntimeError: Trying to backward through the graph a second time`.
+
+## Example
+```python
+for x, y in loader:
+    loss = loss_fn(model(x), y)
+    loss.backward()
+    optimizer.step()                    # gradients keep piling up
+```
+
+## Use instead
+```python
+for x, y in loader:
+    optimizer.zero_grad()
+    loss = loss_fn(model(x), y)
+    loss.backward()
+    optimizer.step()
+```
+For two backward passes through one graph, pass `retain_graph=True` to the first, or add the
+losses and call `backward()` once.
+"""
+    valid = (
+        "def train(model, loader, loss_fn, optimizer):\n    for x, y in loader:\n        optimizer.zero_grad()\n"
+        "        loss = loss_fn(model(x), y)\n        loss.backward()\n        optimizer.step()\n",
+        "def train(model, loader, loss_fn, optimizer, accum=4):\n    for i, (x, y) in enumerate(loader):\n"
+        "        loss = loss_fn(model(x), y) / accum\n        loss.backward()\n        if (i + 1) % accum == 0:\n"
+        "            optimizer.step()\n            optimizer.zero_grad()\n",
+        "def fit(model, batches, loss_fn, opt):\n    for x, y in batches:\n        loss = loss_fn(model(x), y)\n"
+        "        loss.backward()\n        opt.step()\n        model.zero_grad(set_to_none=True)\n",
+        "def two_losses(model, x, y, f, g):\n    out = model(x)\n    loss1 = f(out, y)\n    loss2 = g(out, y)\n"
+        "    loss1.backward(retain_graph=True)\n    loss2.backward()\n",
+        "def lbfgs(model, x, y, loss_fn, optimizer):\n    for _ in range(5):\n        def closure():\n"
+        "            optimizer.zero_grad()\n            loss = loss_fn(model(x), y)\n            loss.backward()\n"
+        "            return loss\n        optimizer.step(closure)\n",
+        "def branches(model, x, y, loss_fn, flag):\n    loss = loss_fn(model(x), y)\n    if flag:\n"
+        "        loss.backward()\n    else:\n        loss.backward()\n",
+        "def train(model, loader, loss_fn, optimizer, scheduler):\n    for x, y in loader:\n"
+        "        optimizer.zero_grad()\n"
+        "        loss_fn(model(x), y).backward()\n        optimizer.step()\n        scheduler.step()\n",
+    )
+    invalid = (
+        "def train(model, loader, loss_fn, optimizer):\n    for x, y in loader:\n        loss = loss_fn(model(x), y)\n"
+        "        loss.backward()\n        optimizer.step()  # <--\n",
+        "import torch\nx = torch.randn(3, requires_grad=True)\ny = (x * x).sum()\ny.backward()\ny.backward()  # <--\n",
+        "def train(model, x, y, loss_fn, optimizer):\n    optimizer.zero_grad()\n    loss = loss_fn(model(x), y)\n"
+        "    for _ in range(3):\n        loss.backward()  # <--\n        optimizer.step()\n"
+        "        optimizer.zero_grad()\n",
+    )
+
+    track_saves = False
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._reported: set[int] = set()
+        # per (function id, name, version): the first backward() on it that did not retain
+        self._backwards: dict[tuple[int, str, int], cst.Call] = {}
+        self._blocks: dict[int, tuple[int, ...]] = {}
+
+    # -- missing zero_grad ------------------------------------------------------------------
+    def _loop(self, node: cst.CSTNode, ctx) -> None:
+        backward = False
+        steps: list[cst.Call] = []
+        zeroed = False
+        for inner in walk(node.body):
+            if isinstance(inner, cst.Call):
+                call = method_call(inner)
+                if backward_root(ctx, inner) is not None and torch_name(ctx, inner.func) != "autograd.grad":
+                    backward = True
+                elif call is not None and call[1] == "step":
+                    args = positional(inner)
+                    if _optimizer_like(ctx, call[0]) or (args and _optimizer_like(ctx, args[0])):
+                        steps.append(inner)
+            if _zeroes_grads(ctx, inner):
+                zeroed = True
+        if not backward or not steps or zeroed:
+            return
+        step = steps[0]
+        if id(step) in self._reported:
+            return
+        self._reported.add(id(step))
+        ctx.report(
+            step,
+            f"`{short(ctx, step)}` runs in a loop that calls `backward()` but never "
+            f"`zero_grad()`: backward() adds into `.grad`, so every step applies the sum of all "
+            f"earlier gradients; call `optimizer.zero_grad()` once per step",
+        )
+
+    def visit_For(self, node: cst.For, ctx) -> None:
+        """A ``for`` loop that steps an optimizer after ``backward()`` and never clears the
+        gradients."""
+        self._loop(node, ctx)
+
+    def visit_While(self, node: cst.While, ctx) -> None:
+        """A ``while`` loop that steps an optimizer after ``backward()`` and never clears the
+        gradients."""
+        self._loop(node, ctx)
+
+    # -- backward twice ---------------------------------------------------------------------
+    def visit_Assign(self, node: cst.Assign, ctx) -> None:
+        """Binds names to the values a later ``backward()`` may start from."""
+        self.assigned(node, [t.target for t in node.targets], node.value, ctx)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign, ctx) -> None:
+        """An annotated assignment binds its name, as a plain one does."""
+        if node.value is not None:
+            self.assigned(node, [node.target], node.value, ctx)
+
+    def visit_AugAssign(self, node: cst.AugAssign, ctx) -> None:
+        """``loss += x`` starts a new binding of ``loss``."""
+        dotted = dotted_name(node.target)
+        if dotted is not None:
+            graph = self.graph(ctx, node)
+            graph.rebind(dotted)
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        """A second ``backward()`` through a graph that an earlier one freed, or one in a loop on a
+        graph built before it."""
+        call = method_call(node)
+        if call is None or call[1] != "backward" or torch_name(ctx, node.func) is not None:
+            return
+        dotted = dotted_name(call[0])
+        if dotted is None:
+            return
+        graph = self.graph(ctx, node)
+        binding = graph.binding(dotted)
+        value = graph.assigned_from.get(binding)
+        if value is None or not self._computed(value, ctx):
+            return
+        fact = ctx.fact(call[0])
+        if fact.grad in (LEAF_REQUIRES_GRAD, NO_GRAD):
+            return
+        scope = scope_of(ctx, node)
+        key = (id(scope.function), binding[0], binding[1])
+        earlier = self._backwards.get(key)
+        if earlier is not None and self._same_path(earlier, node, scope.function or ctx.module):
+            self._report_twice(node, dotted, "a second time", ctx)
+            return
+        if _retains(node):
+            return
+        loop = scope.loop
+        if loop is not None and not self._assigned_in(loop, dotted, ctx):
+            self._report_twice(node, dotted, "on every iteration of this loop", ctx)
+            return
+        self._backwards.setdefault(key, node)
+
+    def _report_twice(self, node: cst.Call, name: str, when: str, ctx) -> None:
+        if id(node) in self._reported:
+            return
+        self._reported.add(id(node))
+        ctx.report(
+            node,
+            f"`{short(ctx, node)}` runs backward through the graph of `{name}` {when}, after the "
+            f"first pass freed it: RuntimeError (Trying to backward through the graph a second "
+            f"time); pass `retain_graph=True` to the earlier call, or recompute `{name}`",
+        )
+
+    @staticmethod
+    def _computed(value: cst.BaseExpression, ctx) -> bool:
+        """True when ``value`` is an op result (a graph), not a fresh factory or a parameter."""
+        if isinstance(value, cst.BinaryOperation):
+            return True
+        if isinstance(value, cst.Call):
+            name = torch_name(ctx, value.func)
+            return name is None or name not in ops.FACTORIES | PARAMETER_CLASSES
+        return False
+
+    def _assigned_in(self, loop: cst.CSTNode, name: str, ctx) -> bool:
+        for inner in walk(loop):
+            if isinstance(inner, cst.Assign):
+                for target in inner.targets:
+                    if name in names_read(target.target):
+                        return True
+            elif isinstance(inner, (cst.AugAssign, cst.AnnAssign)) and name in names_read(inner.target):
+                return True
+            elif isinstance(inner, (cst.For, cst.CompFor)) and name in names_read(inner.target):
+                return True
+        return False
+
+    @staticmethod
+    def _same_path(first: cst.Call, second: cst.Call, root: cst.CSTNode) -> bool:
+        """True when every run that reaches ``second`` ran ``first`` before it."""
+        chain_first = _block_chain(root, first)
+        chain_second = _block_chain(root, second)
+        return chain_first == chain_second[: len(chain_first)]
+
+
+def _block_chain(root: cst.CSTNode, node: cst.CSTNode) -> tuple[int, ...]:
+    """Ids of the statement blocks between ``root`` (its function) and ``node``, outermost first."""
+    chain: list[int] = []
+    _find(root, node, chain)
+    return tuple(chain)
+
+
+def _find(current: cst.CSTNode, target: cst.CSTNode, chain: list[int]) -> bool:
+    if current is target:
+        return True
+    for child in current.children:
+        pushed = isinstance(child, (cst.IndentedBlock, cst.SimpleStatementSuite))
+        if pushed:
+            chain.append(id(child))
+        if _find(child, target, chain):
+            return True
+        if pushed:
+            chain.pop()
+    return False

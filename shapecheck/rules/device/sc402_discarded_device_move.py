@@ -1,0 +1,158 @@
+"""SC402 discarded-device-move: `x.cuda()`/`x.to(...)`/`x.float()` on a tensor as a statement: the
+result is lost."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from shapecheck.rules import torch_ops as ops
+from shapecheck.rules.base import Example, Fix, Rule, register
+from shapecheck.rules.helpers import fix_safety
+from shapecheck.rules.helpers.calls import dotted_name, method_call
+from shapecheck.rules.helpers.messages import short
+from shapecheck.semantic.facts import LEAF_REQUIRES_GRAD, MODULE, TENSOR, Fact
+from shapecheck.semantic.torch_api import TENSOR_PROPERTIES
+
+
+@register
+class DiscardedDeviceMove(Rule):
+    """SC402: `x.cuda()`/`x.to(...)`/`x.float()` on a tensor as a statement: the result is lost."""
+    code = "SC402"
+    name = "discarded-device-move"
+    severity = "error"
+    summary = "`x.cuda()`/`x.to(...)`/`x.float()` on a tensor as a statement: the result is lost"
+    fixable = True
+    doc = """\
+## What it does
+Flags `x.cuda()`, `x.cpu()`, `x.to(...)`, `x.float()`, `x.half()`, `x.long()` and the like
+used as a statement, when `x` is known to be a tensor. Modules are not flagged: `model.cuda()`
+moves a module in place and is correct; receivers of unknown kind are not flagged either.
+
+## Why is this bad?
+On a tensor these methods return a new tensor and leave `x` where it was. The statement does the
+copy and throws it away; `x` stays on the CPU (or keeps its dtype), and the next op that meets a
+CUDA tensor fails.
+
+## Example
+```python
+x = torch.randn(3)
+x.cuda()                      # x is still on the CPU
+```
+
+## Use instead
+```python
+x = x.cuda()
+```
+The fix assigns the result back to the receiver. It is safe for a name local to its function
+(or a module-level statement). It is unsafe (`--unsafe-fixes`) for a name declared `global` or
+`nonlocal` (another scope sees the change), for a leaf that requires grad (the new binding is no
+leaf: its `.grad` stays `None` and an optimizer refuses it), and for an attribute (a parameter
+slot refuses a plain tensor). There is no fix for a name the function only reads (assigning it
+would make it local: `UnboundLocalError`) nor for a parameter (`self.w.double()`: convert the
+module, `self.double()`, which converts its parameters in place).
+"""
+    valid = (
+        "import torch\nx = torch.randn(3)\nx = x.cuda()\n",
+        "import torch\nimport torch.nn as nn\nmodel = nn.Linear(3, 3)\nmodel.cuda()\nmodel.to('cpu')\nmodel.float()\n",
+        "def prepare(model):\n    model.cuda()\n",
+        "import torch\nx = torch.randn(3)\ny = x.to(torch.float16)\n",
+    )
+    invalid = (
+        Example(
+            "import torch\nx = torch.randn(3)\nx.cuda()  # <--\n",
+            fixed="import torch\nx = torch.randn(3)\nx = x.cuda()  # <--\n",
+        ),
+        Example(
+            "import torch\nx = torch.randn(3)\nx.to('cuda')  # <--\n",
+            fixed="import torch\nx = torch.randn(3)\nx = x.to('cuda')  # <--\n",
+        ),
+        Example(
+            "import torch\nidx = torch.tensor([1, 2])\nidx.float()  # <--\n",
+            fixed="import torch\nidx = torch.tensor([1, 2])\nidx = idx.float()  # <--\n",
+        ),
+        Example(
+            "import torch\ndef scale(n):\n    y = torch.ones(n)\n    y.double()  # <--\n    return y\n",
+            fixed="import torch\ndef scale(n):\n    y = torch.ones(n)\n    y = y.double()  # <--\n    return y\n",
+        ),
+        # a module-level name read in a function: `x = x.double()` there raises UnboundLocalError
+        "import torch\nx = torch.randn(3)\ndef show():\n    print(x.dtype)\n    x.double()  # <--\n",
+        # a parameter slot refuses a plain tensor: no fix
+        "import torch\nimport torch.nn as nn\nclass Scale(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.w = nn.Parameter(torch.ones(3))\n"
+        "    def forward(self, x):\n        self.w.double()  # <--\n        return x * self.w\n",
+        Example(
+            "import torch\nx = None\ndef make():\n    global x\n    x = torch.zeros(2)\n    x.double()  # <--\n",
+            unsafe_fixed="import torch\nx = None\ndef make():\n    global x\n    x = torch.zeros(2)\n"
+            "    x = x.double()  # <--\n",
+        ),
+        Example(
+            "import torch\nw = torch.randn(3, requires_grad=True)\nw.double()  # <--\n",
+            unsafe_fixed="import torch\nw = torch.randn(3, requires_grad=True)\nw = w.double()  # <--\n",
+        ),
+    )
+
+    def visit_Expr(self, node: cst.Expr, ctx) -> None:
+        """``x.cuda()``, ``x.to(...)``, ``x.float()``... on a tensor, as a statement."""
+        call = method_call(node.value)
+        if call is None or call[1] not in ops.MOVE_METHODS:
+            return
+        receiver, method = call
+        if method == "type" and not node.value.args:
+            return
+        fact = ctx.fact(receiver)
+        if fact.kind != TENSOR:
+            return
+        name = short(ctx, receiver)
+        moved = short(ctx, node.value)
+        safety, advice = _assign_back(ctx, node, receiver, fact)
+        if advice is None:
+            advice = f"write `{name} = {moved}`"
+        fix = None
+        if safety is not None:
+            fix = Fix(node, cst.Assign(
+                targets=[cst.AssignTarget(target=receiver)], value=node.value, semicolon=node.semicolon,
+            ), safe=safety)
+        ctx.report(
+            node,
+            f"`{moved}` returns a new tensor and leaves `{name}` unchanged; "
+            f"the result is thrown away, so `{name}` keeps its old device and dtype; {advice}",
+            fix=fix,
+        )
+
+
+def _assign_back(ctx, node: cst.Expr, receiver: cst.BaseExpression, fact: Fact):
+    """How safe ``receiver = receiver.move(...)`` is: ``(True, None)`` safe, ``(False, None)``
+    unsafe, ``(None, advice)`` no fix, with the advice that replaces "write `x = x.cuda()`".
+
+    Unsafe: a name declared ``global``/``nonlocal`` (another scope's name changes), a leaf that
+    requires grad (the new binding is not a leaf: its ``.grad`` stays ``None`` and an optimizer
+    refuses it), an attribute (it may be a ``nn.Parameter`` slot, which refuses a plain tensor
+    with TypeError, or a property). No fix: a name the scope only reads (assigning it makes it
+    local there: UnboundLocalError at every read), an attribute that requires grad (most likely a
+    parameter), a tensor property, anything else than a dotted name.
+    """
+    keep = f"keep the result in a name (`y = {short(ctx, node.value)}`) and use that"
+    if isinstance(receiver, cst.Attribute):
+        if dotted_name(receiver) is None or receiver.attr.value in TENSOR_PROPERTIES:
+            return None, keep  # `t.T = ...` raises; `t[0] = ...` copies back into t's dtype
+        owner = ctx.fact(receiver.value)
+        parameter = receiver.attr.value in (owner.params or ()) if owner.kind == MODULE else False
+        if parameter or fact.grad == LEAF_REQUIRES_GRAD:
+            on_module = node.value.with_changes(func=node.value.func.with_changes(value=receiver.value))
+            return None, (f"`{short(ctx, receiver)}` is a leaf that requires grad, most likely a parameter, "
+                          f"which refuses a plain tensor: if `{short(ctx, receiver.value)}` is a module, "
+                          f"`{short(ctx, on_module)}` converts its parameters in place")
+        return False, None
+    if not isinstance(receiver, cst.Name):
+        return None, keep
+    place = fix_safety.place_of(ctx, node)
+    scope = fix_safety.name_scope(place, receiver.value) if place is not None else None
+    if scope == fix_safety.FREE:
+        where = place.scope.name.value if place is not None and place.scope is not None else "here"
+        call = short(ctx, node.value)
+        return None, (f"assign the result where `{receiver.value}` is defined: `{receiver.value}` is "
+                      f"not local to `{where}`, and `{receiver.value} = {call}` there would raise "
+                      f"UnboundLocalError")
+    if scope is None:
+        return None, None
+    return scope == fix_safety.LOCAL and fact.grad != LEAF_REQUIRES_GRAD, None

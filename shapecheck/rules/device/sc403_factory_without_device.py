@@ -1,0 +1,459 @@
+"""SC403 factory-without-device: a tensor created without `device=` meets an input tensor of unknown
+device."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from shapecheck.rules import torch_ops as ops
+from shapecheck.rules.autograd_graph import names_read
+from shapecheck.rules.base import Example, Fix, Rule, register
+from shapecheck.rules.device.operands import same_device_operands
+from shapecheck.rules.helpers import fix_safety
+from shapecheck.rules.helpers.calls import dotted_name, is_number, keyword, method_call, positional, torch_name
+from shapecheck.rules.helpers.messages import short
+from shapecheck.rules.helpers.scopes import scope_of
+from shapecheck.semantic.facts import CPU, INT, SIZE, TENSOR, SameDeviceAs
+
+
+def _nonzero_rank_factory(ctx, node: cst.CSTNode, ints: frozenset = frozenset()) -> Optional[str]:
+    """``"zeros"`` etc. for a torch factory call without ``device=`` that is surely not 0-dim.
+
+    ``ints`` holds names known to be bound to one Python int (``n = x.shape[-1]``).
+    """
+    if not isinstance(node, cst.Call):
+        return None
+    name = torch_name(ctx, node.func)
+    if name not in ops.FACTORIES or keyword(node, "device") is not None:
+        return None
+    if any(arg.star == "**" for arg in node.args):
+        return None  # `**options` may hold a device
+    args = positional(node)
+    if name in ("arange", "linspace", "logspace", "eye", "randperm"):
+        return name if args or node.args else None
+    if name in ("tensor", "as_tensor"):
+        if args and isinstance(args[0], (cst.List, cst.Tuple)) and args[0].elements:
+            return name
+        return None
+    sizes = args
+    if name == "full":
+        sizes = args[:1]
+    elif name == "randint":
+        size_kw = keyword(node, "size")
+        sizes = [size_kw.value] if size_kw is not None else args[2:3] if len(args) >= 3 else args[1:2]
+        sizes = [s for s in sizes if isinstance(s, (cst.Tuple, cst.List))]
+    if not sizes:
+        size_kw = keyword(node, "size")
+        sizes = [size_kw.value] if size_kw is not None else []
+    if not sizes:
+        return None
+    first = sizes[0]
+    if isinstance(first, (cst.Tuple, cst.List)):
+        return name if first.elements else None
+    if isinstance(first, cst.Integer) or len(sizes) >= 2:
+        return name
+    fact = ctx.fact(first)
+    if fact.kind == INT or (fact.kind == SIZE and fact.shape is not None and fact.shape.rank):
+        return name
+    if isinstance(first, cst.Name) and first.value in ints:
+        return name
+    return name if _is_size_int(first) else None
+
+
+def _is_size_int(expr: cst.BaseExpression) -> bool:
+    """``x.shape[i]``, ``x.size(i)``, ``len(x)``: expressions that are surely one int."""
+    if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute):
+        return expr.value.attr.value == "shape" and len(expr.slice) == 1 and isinstance(
+            expr.slice[0].slice, cst.Index
+        )
+    call = method_call(expr)
+    if call is not None and call[1] == "size" and len(expr.args) == 1:  # type: ignore[union-attr]
+        return True
+    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "len"
+
+
+_FLOAT_FACTORIES = {"zeros", "ones", "empty", "rand", "randn", "full", "linspace", "logspace", "eye"}
+
+#: torch calls that build a new tensor from data: the result is on the CPU whatever the input.
+_FRESH = ops.FACTORIES | {"Tensor", "FloatTensor", "LongTensor", "from_numpy"}
+
+_DEVICE_CHANGING = {"to", "cuda", "cpu", "type", "mps", "new_zeros", "new_ones", "new_empty",
+                    "new_full", "new_tensor", "item", "tolist", "numpy", "size", "dim"}
+
+_JAXTYPING = {"Float", "Int", "Bool", "Shaped", "Real", "Num", "Inexact", "Integer", "Complex",
+              "UInt", "Float32", "Float16", "BFloat16", "Float64", "Int64", "Int32"}
+
+
+def _annotated_tensor(param: cst.Param) -> bool:
+    """True for ``x: Tensor``, ``x: torch.Tensor``, ``x: Optional[Tensor]``, ``x: Float[Tensor, "b c"]``."""
+    if param.annotation is None:
+        return False
+    annotation = param.annotation.annotation
+    if isinstance(annotation, cst.Subscript) and dotted_name(annotation.value) in ("Optional", "typing.Optional"):
+        inner = annotation.slice[0].slice
+        annotation = inner.value if isinstance(inner, cst.Index) else annotation
+    dotted = dotted_name(annotation)
+    if dotted is not None:
+        return dotted.split(".")[-1] == "Tensor"
+    if isinstance(annotation, cst.Subscript):
+        head = dotted_name(annotation.value)
+        return head is not None and head.split(".")[-1] in _JAXTYPING
+    return False
+
+
+_NOT_TENSOR_METHODS = {"size", "dim", "numel", "item", "tolist", "numpy", "nelement", "stride",
+                       "data_ptr", "element_size", "is_contiguous", "__len__", "get_device"}
+
+
+def _params(function: cst.FunctionDef) -> dict[str, cst.Param]:
+    """The parameters of ``function`` by name (``*args``/``**kwargs`` excluded)."""
+    p = function.params
+    return {param.name.value: param for param in (*p.posonly_params, *p.params, *p.kwonly_params)}
+
+
+def _is_module_attr(expr: cst.BaseExpression) -> bool:
+    """``self.fc``, ``self.encoder.layer``: an attribute chain on ``self`` (a submodule when called)."""
+    dotted = dotted_name(expr)
+    return dotted is not None and dotted.startswith("self.")
+
+
+def _keeps_tensor(ctx, name: str, value: cst.BaseExpression) -> bool:
+    """True when ``name = value`` leaves ``name`` computed from its old tensor (``x = f(x)``)."""
+    root = value
+    while True:
+        call = method_call(root)
+        if call is not None and torch_name(ctx, root.func) is None:  # type: ignore[union-attr]
+            root = call[0]
+            continue
+        break
+    if isinstance(root, cst.Call) and torch_name(ctx, root.func) in _FRESH:
+        return False
+    return name in names_read(value)
+
+
+@register
+class FactoryWithoutDevice(Rule):
+    """SC403: a tensor created without `device=` meets an input tensor of unknown device."""
+    code = "SC403"
+    name = "factory-without-device"
+    severity = "warning"
+    summary = "a tensor created without `device=` meets an input tensor of unknown device"
+    fixable = True
+    doc = """\
+## What it does
+Inside `nn.Module.forward`, and in any function whose tensor parameters may live on any
+device, flags a factory (`torch.zeros`, `torch.ones`, `torch.arange`, `torch.tensor([...])`...)
+called without `device=` whose result meets a parameter tensor in an operator or in
+`torch.cat`/`torch.stack`/`torch.where`. 0-dim factories (`torch.tensor(1.0)`) mix with any
+device and are not flagged.
+
+## Why is this bad?
+A factory without `device=` builds its tensor on the CPU. The function works as long as its
+inputs are CPU tensors, and raises `RuntimeError: Expected all tensors to be on the same device`
+as soon as the model and its inputs move to the GPU.
+
+## Example
+```python
+def forward(self, x):
+    mask = torch.ones(x.shape[-1])
+    return x * mask           # fails for a CUDA x
+```
+
+## Use instead
+```python
+def forward(self, x):
+    mask = torch.ones(x.shape[-1], device=x.device)
+    return x * mask
+```
+The fix adds `device=x.device` to the factory call. Pass `dtype=x.dtype` too when the result
+should follow the input's precision (the fix leaves the dtype as it was). The fix is safe when
+`x` is annotated as a tensor (or used as one) and never rebound in the function; otherwise it is
+unsafe (`--unsafe-fixes`): an unannotated `forward(self, x)` may receive a float, which adds to a
+tensor but has no `.device`. A factory inside a lambda or comprehension gets no fix.
+"""
+    valid = (
+        "import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def forward(self, x):\n"
+        "        mask = torch.ones(x.shape[-1], device=x.device)\n        return x * mask\n",
+        "import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def forward(self, x):\n"
+        "        return x * torch.tensor(0.5)\n",
+        "import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def forward(self, x):\n"
+        "        return x * 2.0\n",
+        "import torch\ndef f(x):\n    x = x.cpu()\n    return x + torch.zeros(3)\n",
+        "import torch\ndef g(n):\n    return n + torch.zeros(3)\n",
+    )
+    invalid = (
+        Example(
+            "import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def forward(self, x):\n"
+            "        return x + torch.zeros(10)  # <--\n",
+            unsafe_fixed="import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def forward(self, x):\n"
+            "        return x + torch.zeros(10, device=x.device)  # <--\n",
+        ),
+        Example(
+            "import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def forward(self, x: torch.Tensor):\n"
+            "        return x + torch.zeros(10)  # <--\n",
+            fixed="import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n"
+                  "    def forward(self, x: torch.Tensor):\n"
+            "        return x + torch.zeros(10, device=x.device)  # <--\n",
+        ),
+        Example(
+            "import torch\nfrom torch import Tensor\ndef f(x: Tensor) -> Tensor:\n    h = x * 2\n"
+            "    x = x.shape\n    return h + torch.zeros(3)  # <--\n",
+            unsafe_fixed="import torch\nfrom torch import Tensor\ndef f(x: Tensor) -> Tensor:\n    h = x * 2\n"
+            "    x = x.shape\n    return h + torch.zeros(3, device=x.device)  # <--\n",
+        ),
+        Example(
+            "import torch\nfrom torch import Tensor\ndef add_bias(x: Tensor) -> Tensor:\n"
+            "    bias = torch.arange(4)\n    return x + bias  # <--\n",
+            fixed="import torch\nfrom torch import Tensor\ndef add_bias(x: Tensor) -> Tensor:\n"
+            "    bias = torch.arange(4, device=x.device)\n    return x + bias  # <--\n",
+        ),
+        Example(
+            "import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def forward(self, h):\n"
+            "        pad = torch.zeros(2, 3)\n        return torch.cat([h, pad], dim=0)  # <--\n",
+            unsafe_fixed="import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def forward(self, h):\n"
+            "        pad = torch.zeros(2, 3, device=h.device)\n        return torch.cat([h, pad], dim=0)  # <--\n",
+        ),
+    )
+
+    def __init__(self) -> None:
+        self._factories: dict[tuple[int, str], cst.Call] = {}
+        self._ints: dict[int, set[str]] = {}
+        # parameters rebound to something not computed from them (`x = torch.Tensor(x)`)
+        self._lost: set[tuple[int, str]] = set()
+        # local names bound to a tensor computed from a parameter (`h = self.fc(x)`)
+        self._derived: dict[tuple[int, str], str] = {}
+        self._eligible: dict[int, bool] = {}
+
+    def _in_scope(self, ctx) -> bool:
+        """True inside a function that has a tensor parameter: ``forward`` of an ``nn.Module``
+        (unannotated parameters count), or any function with a tensor-annotated parameter."""
+        function = getattr(ctx, "function", None)
+        if function is None:
+            return False
+        key = id(function)
+        eligible = self._eligible.get(key)
+        if eligible is None:
+            in_forward = getattr(ctx, "in_module_class", None) is True and function.name.value == "forward"
+            eligible = any(
+                _annotated_tensor(p) or (in_forward and p.annotation is None and p.name.value != "self")
+                for p in _params(function).values()
+            )
+            self._eligible[key] = eligible
+        return eligible
+
+    def visit_Assign(self, node: cst.Assign, ctx) -> None:
+        """Follows the names bound to sizes, to factory results without ``device=`` and to tensors
+        computed from the inputs."""
+        if not self._in_scope(ctx):
+            return
+        function = scope_of(ctx, node).function
+        ints = self._ints.setdefault(id(function), set())
+        for target in node.targets:
+            names = [target.target] if isinstance(target.target, cst.Name) else [
+                e.value for e in getattr(target.target, "elements", ()) if isinstance(e.value, cst.Name)
+            ]
+            unpacks_shape = isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape"
+            for name in names:
+                if _is_size_int(node.value) or (unpacks_shape and name is not target.target):
+                    ints.add(name.value)
+                else:
+                    ints.discard(name.value)
+            if isinstance(target.target, cst.Name):
+                key = (id(function), target.target.value)
+                is_param = function is not None and target.target.value in _params(function)
+                if is_param and not _keeps_tensor(ctx, target.target.value, node.value):
+                    self._lost.add(key)
+                if not is_param:
+                    derived = None
+                    if function is not None:
+                        scope = scope_of(ctx, node)
+                        in_forward = scope.module_class and function.name.value == "forward"
+                        derived = self._tensor_from(node.value, function, ctx, in_forward)
+                    if derived is not None:
+                        self._derived[key] = derived
+                    else:
+                        self._derived.pop(key, None)
+                made = self._factory(node.value, function, ctx)
+                if made is not None:
+                    self._factories[key] = made
+                else:
+                    self._factories.pop(key, None)
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
+        """Operators between a factory result without ``device=`` and a tensor computed from an
+        input."""
+        self._check(node, ctx)
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        """Torch functions and methods between a factory result without ``device=`` and a tensor
+        computed from an input."""
+        self._check(node, ctx)
+
+    def _factory(self, expr: cst.BaseExpression, function, ctx) -> Optional[cst.Call]:
+        """The factory call (without ``device=``) that ``expr`` is computed from, if any.
+
+        Follows methods that keep the device (``.triu(1)``, ``.float()``), arithmetic with
+        Python numbers (``mask * 1e9``) and names bound to such values in this function.
+        """
+        ints = frozenset(self._ints.get(id(function), ()))
+        while True:
+            if _nonzero_rank_factory(ctx, expr, ints) is not None:
+                return expr  # type: ignore[return-value]
+            if isinstance(expr, cst.Name):
+                return self._factories.get((id(function), expr.value))
+            call = method_call(expr)
+            if call is not None and torch_name(ctx, expr.func) is None:  # type: ignore[union-attr]
+                if call[1] in _DEVICE_CHANGING:
+                    return None
+                expr = call[0]
+                continue
+            if isinstance(expr, cst.UnaryOperation):
+                expr = expr.expression
+                continue
+            if isinstance(expr, cst.BinaryOperation):
+                if is_number(expr.right):
+                    expr = expr.left
+                    continue
+                if is_number(expr.left):
+                    expr = expr.right
+                    continue
+            return None
+
+    def _param_tensor(self, expr: cst.BaseExpression, scope, ctx) -> Optional[str]:
+        """The parameter name when ``expr`` is a tensor computed from a tensor parameter."""
+        function = scope.function
+        if function is None:
+            return None
+        in_forward = scope.module_class and function.name.value == "forward"
+        param_name = self._tensor_from(expr, function, ctx, in_forward)
+        if param_name is None:
+            return None
+        fact = ctx.fact(expr)
+        if fact.device is not None and not isinstance(fact.device, SameDeviceAs):
+            return None
+        if fact.kind not in (None, TENSOR):
+            return None
+        return param_name
+
+    def _tensor_from(self, expr: cst.BaseExpression, function, ctx, in_forward: bool) -> Optional[str]:
+        """The tensor parameter that ``expr`` is computed from, following tensor ops only.
+
+        A parameter counts when annotated as a tensor, or, in ``nn.Module.forward``, when it
+        has no annotation.
+
+        ``x``, ``x[0]``, ``x.float().t()``, ``h`` after ``h = self.fc(x)``, ``F.relu(h) * 2``;
+        not ``x.shape[0]`` or ``x.size(1)`` (Python ints).
+        """
+        fid = id(function)
+        while True:
+            if isinstance(expr, cst.Name):
+                if expr.value in ("self", "cls") or (fid, expr.value) in self._lost:
+                    return None
+                param = _params(function).get(expr.value)
+                if param is not None:
+                    tensor = _annotated_tensor(param) or (in_forward and param.annotation is None)
+                    return expr.value if tensor else None
+                return self._derived.get((fid, expr.value))
+            if isinstance(expr, cst.Subscript):
+                if isinstance(expr.value, cst.Attribute) and expr.value.attr.value == "shape":
+                    return None
+                expr = expr.value
+                continue
+            if isinstance(expr, cst.Attribute) and expr.attr.value in ("T", "mT", "H", "mH"):
+                expr = expr.value
+                continue
+            if isinstance(expr, cst.BinaryOperation):
+                return (self._tensor_from(expr.left, function, ctx, in_forward)
+                        or self._tensor_from(expr.right, function, ctx, in_forward))
+            if not isinstance(expr, cst.Call):
+                return None
+            name = torch_name(ctx, expr.func)
+            call = method_call(expr)
+            if name is None and call is not None and not _is_module_attr(expr.func):
+                if call[1] in _NOT_TENSOR_METHODS or call[1] in _DEVICE_CHANGING:
+                    return None
+                expr = call[0]
+                continue
+            args = positional(expr)
+            if not args:
+                return None
+            if name is not None and (name in _FRESH or name.startswith("nn.init")):
+                return None
+            if name is not None or _is_module_attr(expr.func):
+                expr = args[0]
+                continue
+            return None
+
+    @staticmethod
+    def _dtype_hint(call: cst.Call, param: str, ctx) -> str:
+        """For a float factory without ``dtype=``: a hint to follow the input's dtype too."""
+        if keyword(call, "dtype") is not None or torch_name(ctx, call.func) not in _FLOAT_FACTORIES:
+            return ""
+        return f" (and `dtype={param}.dtype` if it should follow the input's precision)"
+
+    def _check(self, node: cst.CSTNode, ctx) -> None:
+        if not self._in_scope(ctx):
+            return
+        found = same_device_operands(ctx, node)
+        if found is None:
+            return
+        what, operands = found
+        scope = scope_of(ctx, node)
+        factories = [(op, self._factory(op, scope.function, ctx)) for op in operands]
+        made = [(op, call) for op, call in factories if call is not None]
+        if not made:
+            return
+        for operand in operands:
+            if any(operand is op for op, _ in made):
+                continue
+            param = self._param_tensor(operand, scope, ctx)
+            if param is None:
+                continue
+            op, call = made[0]
+            if ctx.fact(call).device != CPU:
+                return  # the file changes the default device: the factory may not be on the CPU
+            fixed = call.with_changes(args=[
+                *call.args[:-1],
+                call.args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                cst.Arg(
+                    keyword=cst.Name("device"),
+                    value=cst.parse_expression(f"{param}.device"),
+                    equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                          whitespace_after=cst.SimpleWhitespace("")),
+                ),
+            ])
+            safety = self._fix_safety(ctx, call, scope.function, param)
+            ctx.report(
+                node,
+                f"`{short(ctx, call)}` is created on the CPU (no `device=`) and meets "
+                f"`{short(ctx, operand)}`, computed from the input `{param}`: `{what}` raises "
+                f"RuntimeError (Expected all tensors to be on the same device) when `{param}` "
+                f"is on the GPU; pass `device={param}.device`{self._dtype_hint(call, param, ctx)}",
+                fix=Fix(call, fixed, safe=safety) if safety is not None else None,
+            )
+            return
+
+    @staticmethod
+    def _fix_safety(ctx, call: cst.Call, function: cst.FunctionDef, param: str) -> Optional[bool]:
+        """Whether adding ``device=param.device`` to ``call`` is safe (True), unsafe (False) or
+        not offered (None).
+
+        ``param`` must denote the parameter where the factory runs: no fix inside a nested
+        scope (a lambda or comprehension may bind the same name) or in another function. It is
+        unsafe when the function rebinds ``param`` (``x = x.shape`` leaves no ``.device``) or
+        when nothing shows that it is a tensor (an unannotated ``forward(self, x)`` may be
+        called with a float, which adds to a tensor but has no ``.device``).
+        """
+        place = fix_safety.place_of(ctx, call)
+        if place is None or place.scope is not function or place.in_inner_scope:
+            return None
+        rebound = fix_safety.rebound(place, param)
+        if rebound is None:
+            return None
+        declared = _params(function).get(param)
+        evidence = declared is not None and _annotated_tensor(declared)
+        if declared is not None and not evidence and not rebound:
+            evidence = ctx.fact(declared.name).kind == TENSOR  # its binding where the hook runs
+        return evidence and not rebound

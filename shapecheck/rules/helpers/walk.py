@@ -1,0 +1,106 @@
+"""Walking a tree fast: every node below a node that can hold an expression."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+
+
+def _elements(node) -> list:
+    return [e.value for e in node.elements]
+
+
+def _subscript_parts(node: cst.Subscript) -> list:
+    parts = [node.value]
+    for element in node.slice:
+        inner = element.slice
+        if isinstance(inner, cst.Index):
+            parts.append(inner.value)
+        else:
+            parts.extend(p for p in (inner.lower, inner.upper, inner.step) if p is not None)
+    return parts
+
+
+#: The child nodes that matter for the common node types, read field by field: much faster than
+#: libcst's generic ``children`` (which rebuilds every child list). Other types fall back to it.
+_FIELDS = {
+    cst.Name: lambda n: (),
+    cst.Integer: lambda n: (),
+    cst.Float: lambda n: (),
+    cst.SimpleString: lambda n: (),
+    cst.Attribute: lambda n: (n.value,),
+    cst.Call: lambda n: [n.func, *(a.value for a in n.args)],
+    cst.BinaryOperation: lambda n: (n.left, n.right),
+    cst.BooleanOperation: lambda n: (n.left, n.right),
+    cst.UnaryOperation: lambda n: (n.expression,),
+    cst.Comparison: lambda n: [n.left, *(c.comparator for c in n.comparisons)],
+    cst.Subscript: _subscript_parts,
+    cst.Tuple: _elements,
+    cst.List: _elements,
+    cst.Set: _elements,
+    cst.IfExp: lambda n: (n.test, n.body, n.orelse),
+    cst.Await: lambda n: (n.expression,),
+    cst.IndentedBlock: lambda n: n.body,
+    cst.SimpleStatementLine: lambda n: n.body,
+    cst.SimpleStatementSuite: lambda n: n.body,
+    cst.Expr: lambda n: (n.value,),
+    cst.Assign: lambda n: [*(t.target for t in n.targets), n.value],
+    cst.AugAssign: lambda n: (n.target, n.value),
+    cst.AnnAssign: lambda n: (n.target,) if n.value is None else (n.target, n.value),
+    cst.Return: lambda n: () if n.value is None else (n.value,),
+    cst.If: lambda n: (n.test, n.body) if n.orelse is None else (n.test, n.body, n.orelse),
+    cst.Else: lambda n: (n.body,),
+    cst.For: lambda n: (n.target, n.iter, n.body) if n.orelse is None else (n.target, n.iter, n.body, n.orelse),
+    cst.While: lambda n: (n.test, n.body) if n.orelse is None else (n.test, n.body, n.orelse),
+    cst.With: lambda n: [*(i.item for i in n.items), n.body],
+    cst.Pass: lambda n: (),
+    cst.Break: lambda n: (),
+    cst.Continue: lambda n: (),
+    cst.Ellipsis: lambda n: (),
+    cst.Import: lambda n: (),
+    cst.ImportFrom: lambda n: (),
+    cst.Global: lambda n: (),
+    cst.Nonlocal: lambda n: (),
+    cst.Parameters: lambda n: (),
+    cst.Decorator: lambda n: (n.decorator,),
+    cst.Try: lambda n: [n.body, *n.handlers, *(x for x in (n.orelse, n.finalbody) if x is not None)],
+    cst.ExceptHandler: lambda n: (n.body,),
+    cst.Finally: lambda n: (n.body,),
+    cst.Raise: lambda n: [x for x in (n.exc, n.cause) if x is not None],
+    cst.Assert: lambda n: (n.test,) if n.msg is None else (n.test, n.msg),
+    cst.Del: lambda n: (n.target,),
+    cst.Dict: lambda n: [
+        v for e in n.elements
+        for v in ((e.key, e.value) if isinstance(e, cst.DictElement) else (e.value,))
+    ],
+    cst.StarredElement: lambda n: (n.value,),
+    cst.ConcatenatedString: lambda n: (n.left, n.right),
+    cst.FormattedString: lambda n: [p.expression for p in n.parts if isinstance(p, cst.FormattedStringExpression)],
+    cst.NamedExpr: lambda n: (n.target, n.value),
+    cst.Yield: lambda n: () if n.value is None or isinstance(n.value, cst.From) else (n.value,),
+    cst.ListComp: lambda n: (n.elt, n.for_in),
+    cst.SetComp: lambda n: (n.elt, n.for_in),
+    cst.GeneratorExp: lambda n: (n.elt, n.for_in),
+    cst.DictComp: lambda n: (n.key, n.value, n.for_in),
+    cst.CompFor: lambda n: [n.target, n.iter, *(i.test for i in n.ifs), *((n.inner_for_in,) if n.inner_for_in else ())],
+}
+
+
+def walk(node: cst.CSTNode, *, into_defs: bool = False) -> Iterator[cst.CSTNode]:
+    """Every node below ``node`` (not ``node`` itself) that can hold an expression.
+
+    Nested function and class definitions and lambdas are skipped unless ``into_defs``. Tokens
+    (operators, commas, whitespace) of the common node types are not produced.
+    """
+    fields = _FIELDS.get(type(node))
+    stack = list(fields(node) if fields is not None else node.children)
+    while stack:
+        current = stack.pop()
+        yield current
+        tp = type(current)
+        fields = _FIELDS.get(tp)
+        if fields is not None:
+            stack.extend(fields(current))
+        elif into_defs or tp not in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            stack.extend(current.children)

@@ -1,0 +1,124 @@
+"""SC101 view-on-non-contiguous: `.view()` that must fail because a transpose, permute or slice changed
+the strides."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from shapecheck.rules.base import Example, Fix, Rule, register
+from shapecheck.rules.layout.view_calls import call_text, clipped_source, view_call
+from shapecheck.shapes import format_shape
+
+
+@register
+class ViewOnNonContiguous(Rule):
+    """SC101: `.view()` that must fail because a transpose, permute or slice changed the strides."""
+    code = "SC101"
+    name = "view-on-non-contiguous"
+    severity = "error"
+    summary = "`.view()` that must fail because a transpose, permute or slice changed the strides"
+    fixable = True
+    doc = """\
+## What it does
+Flags `.view(...)` on a tensor whose memory layout makes that view impossible: after
+`transpose`, `permute`, `.T`, `.t()`, `.mT`, `expand` or a column slice, through names,
+elementwise ops, `.clone()` and dtype casts (which all keep the layout). With known sizes the
+strides are simulated exactly; with unknown sizes only a view that must merge dims a
+transpose/permute/expand moved apart is flagged (the classic `x.transpose(1, 2).view(b, t, -1)`
+of attention code). A view that only splits dims, or keeps the moved dims apart, is legal and is
+not flagged.
+
+## Why is this bad?
+`view` never copies: it reinterprets the same storage with new sizes, which is possible only when
+each group of merged dims is laid out back to back (`stride[i] == stride[i+1] * size[i+1]`). After
+a transpose that no longer holds, and `view` raises
+`RuntimeError: view size is not compatible with input tensor's size and stride`.
+
+## Example
+```python
+x = torch.rand(32, 32, 3).permute(2, 0, 1)
+x.view(3, -1)      # fine: splits nothing, merges dims 1 and 2 which are still adjacent
+x.view(-1)         # RuntimeError
+```
+
+## Use instead
+```python
+x.reshape(-1)      # copies when it has to
+x.contiguous().view(-1)
+```
+The fix rewrites `.view(` to `.reshape(`, which returns the same values and copies only when
+a view is impossible.
+"""
+    valid = (
+        "import torch\nx = torch.arange(6).view(2, 3)\ny = x.T.reshape(6)\n",
+        "import torch\nx = torch.arange(6).view(2, 3)\ny = x.T.contiguous().view(6)\n",
+        "import torch\nx = torch.randn(4, 5)\ny = x.view(5, 4).transpose(0, 1)\n",
+        "import torch\nx = torch.randn(2, 3, 4)\ny = x.permute(2, 0, 1).reshape(4, -1)\n",
+        "import torch\nx = torch.rand(32, 32, 3).permute(2, 0, 1)\ny = x.view(3, -1)\n",
+        "import torch\nx = torch.randn(6, 4).t()\ny = x.view(2, 2, 6)\n",
+        "import numpy as np\na = np.zeros((2, 3))\nb = a.T.view(np.float64)\n",
+        "def f(x, b, t, h, d):\n    y = x.view(b, t, h, d).transpose(1, 2)\n    return y.reshape(b, t, -1)\n",
+        "def f(x, b, t, h, d):\n    y = x.view(b, t, h, d).transpose(1, 2)\n    return y.view(b, h, t, d, 1)\n",
+    )
+    invalid = (
+        Example(
+            "import torch\nx = torch.arange(6).view(2, 3)\ny = x.transpose(0, 1).view(-1)  # <--\n",
+            fixed="import torch\nx = torch.arange(6).view(2, 3)\ny = x.transpose(0, 1).reshape(-1)  # <--\n",
+        ),
+        Example(
+            "import torch\nx = torch.arange(6).view(2, 3)\ny = x.T.view(6)  # <--\n",
+            fixed="import torch\nx = torch.arange(6).view(2, 3)\ny = x.T.reshape(6)  # <--\n",
+        ),
+        Example(
+            "import torch\nx = torch.randn(3, 4)\ny = x.t().view(12)  # <--\n",
+            fixed="import torch\nx = torch.randn(3, 4)\ny = x.t().reshape(12)  # <--\n",
+        ),
+        Example(
+            "import torch\nx = torch.randn(2, 3, 4)\ny = x.permute(2, 0, 1).view(-1)  # <--\n",
+            fixed="import torch\nx = torch.randn(2, 3, 4)\ny = x.permute(2, 0, 1).reshape(-1)  # <--\n",
+        ),
+        Example(
+            "import torch\nx = torch.randn(5, 2, 3)\ny = x.mT.view(5, 6)  # <--\n",
+            fixed="import torch\nx = torch.randn(5, 2, 3)\ny = x.mT.reshape(5, 6)  # <--\n",
+        ),
+        Example(
+            "import torch\nx = torch.rand(4, 3).t()\ny = (x * 2).clone()\nz = y.view(-1)  # <--\n",
+            fixed="import torch\nx = torch.rand(4, 3).t()\ny = (x * 2).clone()\nz = y.reshape(-1)  # <--\n",
+        ),
+        Example(
+            "def attend(x, b, t, h, d):\n    y = x.view(b, t, h, d).transpose(1, 2)\n"
+            "    return y.view(b, t, -1)  # <--\n",
+            fixed="def attend(x, b, t, h, d):\n    y = x.view(b, t, h, d).transpose(1, 2)\n"
+            "    return y.reshape(b, t, -1)  # <--\n",
+        ),
+        Example(
+            "import torch\nx = torch.rand(4, 6)\ny = x[:, :3].view(12)  # <--\n",
+            fixed="import torch\nx = torch.rand(4, 6)\ny = x[:, :3].reshape(12)  # <--\n",
+        ),
+    )
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        """``x.view(...)`` that the stride rule proves impossible."""
+        if view_call(node) != "view":
+            return
+        verdict = ctx.view_verdict(node)
+        if verdict is None:
+            return
+        recv, target, possible = verdict
+        if possible is not False:
+            return
+        func = node.func
+        subject = clipped_source(ctx, func.value)
+        why = f"after `{recv.moved_by}`" if recv.moved_by else "in memory"
+        detail = ""
+        if recv.shape is not None and recv.strides is not None and recv.shape.is_fully_known:
+            detail = f" (shape {format_shape(recv.shape)}, strides {tuple(recv.strides)})"
+        fix = Fix(func, func.with_changes(attr=cst.Name("reshape")))
+        view = call_text(ctx, node, "view", target)
+        ctx.report(
+            node,
+            f"`{subject}` is not contiguous {why}{detail}; `{view}` would "
+            f"merge dims whose strides do not line up and raises at run time; use `.reshape()` "
+            f"or call `.contiguous()` first",
+            fix=fix,
+        )

@@ -1,0 +1,125 @@
+"""SC601 python-bool-on-tensor: `and`/`or`/`not`/`if` on a tensor with more than one element."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+
+from shapecheck.rules.base import Rule, register
+from shapecheck.rules.helpers.messages import short
+from shapecheck.rules.helpers.tensors import multi_element, tensor_fact
+
+
+def _truth_tested(expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    """The sub-expressions whose truth value Python computes when it tests ``expr``."""
+    if isinstance(expr, cst.BooleanOperation):
+        yield from _truth_tested(expr.left)
+        yield from _truth_tested(expr.right)
+    elif isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
+        yield from _truth_tested(expr.expression)
+    else:
+        yield expr
+
+
+@register
+class PythonBoolOnTensor(Rule):
+    """SC601: `and`/`or`/`not`/`if` on a tensor with more than one element."""
+    code = "SC601"
+    name = "python-bool-on-tensor"
+    severity = "error"
+    summary = "`and`/`or`/`not`/`if` on a tensor with more than one element"
+    doc = """\
+## What it does
+Flags a tensor known to hold more than one element used where Python needs a single truth
+value: an `if`, `while` or `assert` test, a conditional expression, the operand of `not`, or
+the left operand of `and`/`or`.
+
+## Why is this bad?
+Python calls `bool()` on the tensor, and `bool()` of a tensor with several elements raises
+`RuntimeError: Boolean value of Tensor with more than one value is ambiguous`. `and`/`or` are
+not elementwise: even when they do not raise, they pick one whole operand.
+
+## Example
+```python
+mask_a = x > 0
+mask_b = x < 1
+both = mask_a and mask_b      # RuntimeError
+if x > 0:                     # RuntimeError for more than one element
+    ...
+```
+
+## Use instead
+```python
+both = mask_a & mask_b        # elementwise: & | ~
+if (x > 0).all():             # or .any(): say which one you mean
+    ...
+```
+"""
+    valid = (
+        "import torch\nx = torch.randn(2, 3)\nboth = (x > 0) & (x < 1)\n",
+        "import torch\nx = torch.randn(2, 3)\nif (x > 0).all():\n    print('positive')\n",
+        "import torch\nx = torch.randn(2, 3)\nif x.sum() > 0:\n    print('positive')\n",
+        "import torch\nx = torch.tensor([1.0])\nif x > 0:\n    print('positive')\n",
+        "import torch\nx = torch.randn(2, 3)\ny = x if x is not None else None\n",
+        "import torch\ndef f(x):\n    if x:\n        return 1\n",
+        "import torch\nx = torch.randn(2, 3)\nmask = torch.randn(2, 3) > 0\nkeep = mask is None or x\n",
+    )
+    invalid = (
+        "import torch\nx = torch.randn(2, 3)\nmask_a = x > 0\nmask_b = x < 1\nboth = mask_a and mask_b  # <--\n",
+        "import torch\nx = torch.randn(4)\nif x > 0:  # <--\n    print('positive')\n",
+        "import torch\nx = torch.zeros(3)\nwhile not x:  # <--\n    break\n",
+        "import torch\nx = torch.ones(2, 2)\nassert x == 1  # <--\n",
+    )
+
+    def __init__(self) -> None:
+        self._seen: set[int] = set()
+
+    def _check(self, expr: cst.BaseExpression, ctx, where: str) -> None:
+        if id(expr) in self._seen:
+            return
+        fact = tensor_fact(ctx, expr)  # None for Python bools (`torch.equal(a, b)`, `x.is_contiguous()`)
+        if fact is None:
+            return
+        described = multi_element(fact)
+        if described is None:
+            return
+        self._seen.add(id(expr))
+        ctx.report(
+            expr,
+            f"`{short(ctx, expr)}` is a tensor of {described}; {where} calls bool() on it, "
+            f"which raises RuntimeError (Boolean value of Tensor with more than one value is "
+            f"ambiguous); use `&`/`|`/`~` for elementwise logic, or `.any()`/`.all()`",
+        )
+
+    def visit_BooleanOperation(self, node: cst.BooleanOperation, ctx) -> None:
+        """The left operand of ``and``/``or``."""
+        word = "`and`" if isinstance(node.operator, cst.And) else "`or`"
+        for expr in _truth_tested(node.left):
+            self._check(expr, ctx, word)
+
+    def visit_UnaryOperation(self, node: cst.UnaryOperation, ctx) -> None:
+        """The operand of ``not``."""
+        if isinstance(node.operator, cst.Not):
+            for expr in _truth_tested(node.expression):
+                self._check(expr, ctx, "`not`")
+
+    def _test(self, test: cst.BaseExpression, ctx, where: str) -> None:
+        for expr in _truth_tested(test):
+            self._check(expr, ctx, where)
+
+    def visit_If(self, node: cst.If, ctx) -> None:
+        """The test of ``if``."""
+        self._test(node.test, ctx, "`if`")
+
+    def visit_While(self, node: cst.While, ctx) -> None:
+        """The test of ``while``."""
+        self._test(node.test, ctx, "`while`")
+
+    def visit_Assert(self, node: cst.Assert, ctx) -> None:
+        """The test of ``assert``."""
+        self._test(node.test, ctx, "`assert`")
+
+    def visit_IfExp(self, node: cst.IfExp, ctx) -> None:
+        """The test of a conditional expression."""
+        self._test(node.test, ctx, "the conditional expression")

@@ -1,0 +1,113 @@
+"""SC203 matmul-shape-mismatch: matrix product whose inner dims (or ranks) do not fit."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from shapecheck.rules.base import Rule, register
+from shapecheck.rules.helpers.messages import short
+from shapecheck.rules.shape.dims import dims_differ
+from shapecheck.semantic.facts import MODULE, TENSOR
+from shapecheck.shapes import format_dim, format_shape
+
+
+@register
+class MatmulShapeMismatch(Rule):
+    """SC203: matrix product whose inner dims (or ranks) do not fit."""
+    code = "SC203"
+    name = "matmul-shape-mismatch"
+    severity = "error"
+    summary = "matrix product whose inner dims (or ranks) do not fit"
+    doc = """\
+## What it does
+Flags `a @ b`, `torch.matmul`, `torch.mm` (2-D only), `torch.bmm` (3-D only), `torch.dot`
+(1-D only), `torch.mv`, and calls of an `nn.Linear(in_features, ...)` module, when the known
+shapes do not fit: the last dim of `a` must equal the second-to-last of `b` (the only dim of a
+1-D `b`), and a Linear layer's input must end in `in_features`.
+
+## Why is this bad?
+torch raises `RuntimeError: mat1 and mat2 shapes cannot be multiplied (3x1 and 3x1)` (or
+`self must be a matrix`, `1D tensors expected`, ...).
+
+## Example
+```python
+a = torch.randn(3, 1)
+b = torch.randn(3, 1)
+c = a @ b            # inner dims 1 and 3
+```
+
+## Use instead
+```python
+c = a.T @ b          # (1, 3) @ (3, 1)
+```
+"""
+    valid = (
+        "import torch\na = torch.randn(3, 1)\nb = torch.randn(3, 1)\nc = a.T @ b\n",
+        "import torch\na = torch.randn(5, 2, 3)\nb = torch.randn(3, 4)\nc = a @ b\n",
+        "import torch\na = torch.randn(3)\nb = torch.randn(3)\nc = torch.dot(a, b)\n",
+        "import torch\nimport torch.nn as nn\nfc = nn.Linear(8, 2)\ny = fc(torch.randn(4, 8))\n",
+        "import torch\na = torch.randn(2, 3, 4)\nb = torch.randn(2, 4, 5)\nc = torch.bmm(a, b)\n",
+    )
+    invalid = (
+        "import torch\na = torch.randn(3, 1)\nb = torch.randn(3, 1)\nc = a @ b  # <--\n",
+        "import torch\na = torch.randn(2, 3, 4)\nb = torch.randn(4, 5)\nc = torch.mm(a, b)  # <--\n",
+        "import torch\na = torch.randn(2, 3)\nb = torch.randn(2, 3)\nc = torch.dot(a, b)  # <--\n",
+        "import torch\nimport torch.nn as nn\nfc = nn.Linear(8, 2)\ny = fc(torch.randn(4, 16))  # <--\n",
+    )
+
+    def _pair(self, node, ctx, a_expr, b_expr, op: str) -> None:
+        a, b = ctx.fact(a_expr), ctx.fact(b_expr)
+        if a.kind != TENSOR or b.kind != TENSOR or a.shape is None or b.shape is None:
+            return
+        ra, rb = a.shape.rank, b.shape.rank
+        if ra is None or rb is None:
+            return
+        an, bn = short(ctx, a_expr, 24), short(ctx, b_expr, 24)
+        shapes = f"`{an}` {format_shape(a.shape)} and `{bn}` {format_shape(b.shape)}"
+        need = {"mm": (2, 2), "bmm": (3, 3), "dot": (1, 1), "mv": (2, 1)}.get(op)
+        if need is not None and (ra, rb) != need:
+            ctx.report(node, f"torch.{op} needs {need[0]}-D and {need[1]}-D tensors; got {shapes}")
+            return
+        if ra == 0 or rb == 0:
+            ctx.report(node, f"matmul needs tensors of at least 1 dim; got {shapes}")
+            return
+        inner_a = a.shape.dims[-1]
+        inner_b = b.shape.dims[-2] if rb >= 2 else b.shape.dims[-1]
+        if dims_differ(inner_a, inner_b):
+            ctx.report(node, f"{shapes} cannot be multiplied: the inner dims are "
+                             f"{format_dim(inner_a)} and {format_dim(inner_b)}")
+            return
+        if op == "bmm" and dims_differ(a.shape.dims[0], b.shape.dims[0]):
+            ctx.report(node, f"torch.bmm needs equal batch sizes; got {shapes}")
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
+        """The ``@`` operator."""
+        if isinstance(node.operator, cst.MatrixMultiply):
+            self._pair(node, ctx, node.left, node.right, "matmul")
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        """matmul/mm/bmm/dot/mv calls and nn.Linear module calls."""
+        args = [a.value for a in node.args if a.keyword is None and not a.star]
+        qual = ctx.qualname(node.func)
+        if qual in ("torch.matmul", "torch.mm", "torch.bmm", "torch.dot", "torch.mv") and len(args) >= 2:
+            self._pair(node, ctx, args[0], args[1], qual[6:])
+            return
+        func = node.func
+        if qual is None and isinstance(func, cst.Attribute) and func.attr.value in (
+                "matmul", "mm", "bmm", "dot", "mv") and len(args) == 1:
+            if ctx.fact(func.value).kind == TENSOR:
+                self._pair(node, ctx, func.value, args[0], func.attr.value)
+            return
+        if len(args) != 1 or qual is not None:
+            return
+        module = ctx.fact(func)
+        if module.kind != MODULE or module.qual != "torch.nn.Linear" or module.features is None:
+            return
+        fin = module.features[0]
+        x = ctx.fact(args[0])
+        if x.kind != TENSOR or x.shape is None or not x.shape.trailing():
+            return
+        last = x.shape.trailing()[-1]
+        if isinstance(fin, int) and isinstance(last, int) and fin != last:
+            ctx.report(node, f"`{short(ctx, func, 24)}` is nn.Linear({fin}, ...) but `{short(ctx, args[0], 24)}` "
+                             f"has shape {format_shape(x.shape)}: its last dim {last} is not {fin}")

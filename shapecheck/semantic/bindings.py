@@ -1,0 +1,267 @@
+"""What a small statement does to the bindings: assignments (to names, attributes, unpacked
+targets, subscripts), augmented assignments, in-place method calls, imports, ``del``,
+``global``, and modules passed to functions that may change them."""
+
+from __future__ import annotations
+
+import builtins
+from typing import Optional
+
+import libcst as cst
+
+from shapecheck.semantic.annotations import annotation_fact
+from shapecheck.semantic.eval.op_names import ELEMENTWISE_BINARY, ELEMENTWISE_UNARY
+from shapecheck.semantic.evaluator import Evaluator
+from shapecheck.semantic.facts import (
+    BOOL, DEVICE, FLOAT, INT, LEAF_REQUIRES_GRAD, MODULE, NO_GRAD, NON_LEAF, SIZE, STR, TENSOR, UNKNOWN, Fact,
+    fresh,
+)
+from shapecheck.semantic.model import SemanticModel
+from shapecheck.semantic.prescan import MOVES
+from shapecheck.semantic.syntax import CallArgs, dotted_name, import_binding, target_names
+from shapecheck.shapes import Shape
+
+#: in-place methods that keep the receiver's shape and layout
+_INPLACE_KEEP = {n + "_" for n in ELEMENTWISE_UNARY | ELEMENTWISE_BINARY} | {
+    "copy_", "zero_", "fill_", "normal_", "uniform_", "masked_fill_", "clamp_", "index_add_",
+    "scatter_", "scatter_add_", "index_fill_", "index_copy_", "masked_scatter_", "bernoulli_",
+    "exponential_", "random_", "add_", "mul_", "div_", "sub_", "addcmul_", "addcdiv_", "lerp_",
+    "clamp_min_", "clamp_max_", "fill_diagonal_", "put_", "record_stream", "retain_grad",
+}
+_BUILTINS = frozenset(dir(builtins))
+
+
+class Binder:
+    """Applies small statements to the bindings of the current scope of ``model``."""
+
+    def __init__(self, model: SemanticModel, evaluator: Evaluator) -> None:
+        self.model = model
+        self.fact = evaluator.fact
+
+    def small_statement(self, small: cst.CSTNode) -> None:
+        """Bind what ``small`` binds (its expressions' hooks have run)."""
+        # exact classes: isinstance on libcst nodes goes through ABC checks, and this runs per statement
+        tp = type(small)
+        model = self.model
+        if type(small) is cst.Assign:
+            value = self.fact(small.value)
+            for t in small.targets:
+                if isinstance(t.target, (cst.Tuple, cst.List)) and value.kind == SIZE:
+                    self._refine_rank(small.value, t.target)
+                self.bind(t.target, value)
+            if type(small.value) is cst.Call:
+                self._modules_passed(small.value)
+        elif type(small) is cst.AnnAssign:
+            f = self.fact(small.value) if small.value is not None else None
+            ann = annotation_fact(small.annotation.annotation, model.imports)
+            if ann is not None and (f is None or f.shape is None):
+                f = ann if f is None else f.with_(kind=TENSOR, shape=ann.shape)
+            if f is not None:
+                self.bind(small.target, f)
+        elif type(small) is cst.AugAssign:
+            self._aug_assign(small)
+        elif type(small) is cst.Expr:
+            self._expr_statement(small.value)
+            if type(small.value) is cst.Call:
+                self._modules_passed(small.value)
+        elif type(small) is cst.Import:
+            model.imports.add_import(small)
+            for alias in small.names:
+                model.env.pop(import_binding(alias), None)
+        elif type(small) is cst.ImportFrom:
+            model.imports.add_import_from(small)
+            if not isinstance(small.names, cst.ImportStar):
+                for alias in small.names:
+                    model.env.pop(import_binding(alias), None)
+        elif type(small) is cst.Del:
+            for name in target_names(small.target):
+                model.env.pop(name, None)
+        elif tp is cst.Global or tp is cst.Nonlocal:
+            for n in small.names:  # type: ignore[attr-defined]
+                model.env.pop(n.name.value, None)
+
+    def bind(self, target: cst.BaseExpression, value: Fact) -> None:
+        """Bind ``target`` (a name, attribute, tuple/list, subscript or starred target) to ``value``."""
+        tp = type(target)
+        if type(target) is cst.Name:
+            if value.kind == STR and value.device is not None:
+                value = Fact(kind=DEVICE, device=value.device, value=value.value)
+            self.set(target.value, value)
+            return
+        if type(target) is cst.Attribute:
+            self._bind_attribute(target, value)
+            return
+        if type(target) is cst.Tuple or type(target) is cst.List:
+            self._bind_unpacked(target, value)
+            return
+        if type(target) is cst.Subscript:
+            owner = dotted_name(target.value)
+            if owner is not None:
+                cur = self.fact(target.value)
+                if cur.kind == TENSOR and value.kind == TENSOR and value.grad in (LEAF_REQUIRES_GRAD, NON_LEAF) \
+                        and cur.grad == NO_GRAD and self.model.grad_enabled:
+                    self.set(owner, cur.with_(grad=NON_LEAF))
+            return
+        if tp is cst.StarredElement:
+            self.bind(target.value, fresh())  # type: ignore[attr-defined]
+
+    def _bind_attribute(self, target: cst.Attribute, value: Fact) -> None:
+        dotted = dotted_name(target)
+        if dotted is None:
+            return
+        if target.attr.value == "requires_grad":
+            owner = dotted_name(target.value)
+            if owner is not None:
+                cur = self.fact(target.value)
+                if value.value is True:
+                    self.set(owner, cur.with_(grad=LEAF_REQUIRES_GRAD))
+                elif value.value is False:
+                    self.set(owner, cur.with_(grad=NO_GRAD))
+                else:
+                    self.set(owner, cur.with_(grad=None))
+            return
+        if target.attr.value == "data":
+            owner = dotted_name(target.value)
+            if owner is not None:
+                cur = self.fact(target.value)
+                self.set(owner, cur.with_(shape=value.shape, layout=value.layout,
+                                          strides=value.strides, perm=value.perm))
+            return
+        self.set(dotted, value)
+
+    def _bind_unpacked(self, target: cst.Tuple | cst.List, value: Fact) -> None:
+        elements = target.elements
+        elems = value.elems
+        if value.kind == SIZE and value.shape is not None and value.shape.rank is not None:
+            elems = tuple(Fact(kind=INT, dim=d, value=d if isinstance(d, int) else None)
+                          for d in value.shape.dims)
+        elif value.kind == SIZE:
+            elems = tuple(Fact(kind=INT) for _ in elements)
+        if any(isinstance(e, cst.StarredElement) for e in elements) or elems is None \
+                or len(elems) != len(elements):
+            for e in elements:
+                self.bind(e.value, fresh())
+            return
+        for e, f in zip(elements, elems):
+            self.bind(e.value, f)
+
+    def set(self, key: str, value: Fact) -> None:
+        """Bind ``key`` (a name or dotted name) and forget what was bound below it (``key.x``)."""
+        env = self.model.scopes.top.env
+        env[key] = value
+        prefix = key + "."
+        stale = [k for k in env if k.startswith(prefix)] if _has_dotted(env) else ()
+        for k in stale:
+            del env[k]
+
+    def _refine_rank(self, size_expr: cst.BaseExpression, target: cst.Tuple | cst.List) -> None:
+        """``b, t, c = x.shape`` proves that ``x`` has rank 3 (when its rank was unknown)."""
+        if any(isinstance(e, cst.StarredElement) for e in target.elements):
+            return
+        owner_expr: Optional[cst.BaseExpression] = None
+        if isinstance(size_expr, cst.Attribute) and size_expr.attr.value == "shape":
+            owner_expr = size_expr.value
+        elif isinstance(size_expr, cst.Call) and isinstance(size_expr.func, cst.Attribute) \
+                and size_expr.func.attr.value == "size" and not size_expr.args:
+            owner_expr = size_expr.func.value
+        owner = dotted_name(owner_expr) if owner_expr is not None else None
+        if owner is None or owner_expr is None:
+            return
+        cur = self.fact(owner_expr)
+        if cur.shape is not None or cur.kind not in (TENSOR, None):
+            return
+        self.set(owner, cur.with_(shape=Shape((None,) * len(target.elements))))
+
+    def _aug_assign(self, node: cst.AugAssign) -> None:
+        owner = dotted_name(node.target)
+        if owner is None:
+            return
+        cur = self.fact(node.target)
+        other = self.fact(node.value)
+        if cur.kind in (INT, FLOAT) and other.kind in (INT, FLOAT):
+            self.set(owner, Fact(kind=cur.kind if cur.kind == other.kind else FLOAT))
+            return
+        if cur.kind != TENSOR:
+            self.set(owner, fresh() if cur.kind is None else Fact(kind=cur.kind))
+            return
+        grad = cur.grad
+        if grad == NO_GRAD and other.kind == TENSOR and other.grad in (LEAF_REQUIRES_GRAD, NON_LEAF) \
+                and self.model.grad_enabled:
+            grad = NON_LEAF
+        elif grad == NO_GRAD and other.kind not in (TENSOR, INT, FLOAT, BOOL):
+            grad = None
+        self.set(owner, cur.with_(grad=grad, reduction=None))
+
+    def _modules_passed(self, call: cst.Call) -> None:
+        """A module passed to a function may come back changed (``weight_norm(layer)``,
+        ``prune.l1_unstructured(layer, ...)`` make ``layer.weight`` a computed tensor,
+        ``accelerator.prepare(model)`` moves it): forget what it holds and where it is."""
+        model = self.model
+        func = call.func
+        env = model.env
+        if type(func) is cst.Name and func.value in _BUILTINS and func.value not in env \
+                and func.value not in model.module_names and model.imports.resolve(func) is None:
+            return  # a builtin (`print`, `isinstance`): it only reads what it is given
+        for arg in call.args:
+            value = arg.value
+            if type(value) is cst.Name:
+                key: Optional[str] = value.value
+            elif type(value) is cst.Attribute:
+                key = dotted_name(value)
+            else:
+                continue
+            f = env.get(key) if key is not None else None
+            if f is None or f.kind != MODULE or (f.device is None and f.params is None and f.trainable is None):
+                continue
+            qual = model.imports.resolve(func)
+            if qual is not None and qual.startswith("torch.nn.") and qual.count(".") == 2:
+                return  # `nn.Sequential(layer, ...)`: a container keeps the layer as it is
+            self.set(key, Fact(kind=MODULE, qual=f.qual, features=f.features))  # type: ignore[arg-type]
+
+    def _expr_statement(self, value: cst.BaseExpression) -> None:
+        """``x.add_(1)``, ``model.cuda()``, ``x.requires_grad_()``: calls that change their receiver."""
+        if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
+            return
+        func = value.func
+        owner = dotted_name(func.value)
+        if owner is None:
+            return
+        model = self.model
+        method = func.attr.value
+        cur = self.fact(func.value)
+        if cur.kind == MODULE:
+            if method in ("to", "cuda", "cpu", "requires_grad_"):
+                self.set(owner, self.fact(value))
+            class_def = model.class_def
+            if owner == "self" and method in MOVES and class_def is not None:
+                model.class_moves.add(class_def.name.value)  # `self.cuda()` in `__init__`
+            return
+        if cur.kind not in (TENSOR, None):
+            return
+        if method in ("requires_grad_", "detach_"):
+            result = self.fact(value)
+            if result is not UNKNOWN:
+                self.set(owner, result)
+            return
+        if method.endswith("_") and not method.startswith("_"):
+            if method in _INPLACE_KEEP:
+                if cur.reduction is not None:
+                    self.set(owner, cur.with_(reduction=None))
+                if cur.kind == TENSOR and cur.grad == NO_GRAD and model.grad_enabled:
+                    args = CallArgs(value)
+                    for a in args.pos:
+                        f = self.fact(a)
+                        if f.kind == TENSOR and f.grad in (LEAF_REQUIRES_GRAD, NON_LEAF):
+                            self.set(owner, cur.with_(grad=NON_LEAF))
+                            break
+                return
+            if cur is not UNKNOWN or owner in model.env:
+                self.set(owner, cur.with_(shape=None, layout=None, strides=None, perm=None,
+                                          moved_by=None, reduction=None))
+
+
+def _has_dotted(env: dict[str, Fact]) -> bool:
+    for k in env:
+        if "." in k:
+            return True
+    return False

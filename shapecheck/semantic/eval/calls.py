@@ -1,0 +1,124 @@
+"""Calls: who is called (an imported name, a method, a module, a class or function of this
+file, a builtin) and the facts of the result; calls of annotated functions bind their dims."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from shapecheck.semantic.eval.nn_modules import local_module, module_call
+from shapecheck.semantic.eval.registry import Eval, expression
+from shapecheck.semantic.eval.tensor_methods import method_call
+from shapecheck.semantic.eval.torch_functions import qualified_call
+from shapecheck.semantic.facts import BOOL, FLOAT, INT, MODULE, STR, TENSOR, UNKNOWN, Fact
+from shapecheck.semantic.model import Signature
+from shapecheck.semantic.syntax import CallArgs, dotted_name
+from shapecheck.shapes import Dim, Shape
+
+#: what a call of an annotated function binds: dim name -> dim, ``*rest`` name -> dims
+Binding = dict[str, object]
+
+
+@expression(cst.Call)
+def call(ev: Eval, expr: cst.Call) -> Fact:
+    """The facts of a call's result."""
+    func = expr.func
+    qual = ev.model.imports.resolve(func)
+    if qual is not None:
+        handled = qualified_call(ev, qual, expr)
+        if handled is not None:
+            return handled
+    if isinstance(func, cst.Attribute):
+        bound = ev.model.scopes.top.env.get(dotted_name(func) or "")
+        if bound is not None and bound.kind == MODULE:
+            return module_call(ev, bound, expr)
+        recv = ev.fact(func.value)
+        return method_call(ev, recv, func.attr.value, expr, recv_expr=func.value)
+    if isinstance(func, cst.Name):
+        return _local_call(ev, func.value, expr)
+    if isinstance(func, cst.Call):
+        built = ev.fact(func)
+        if built.kind == MODULE:
+            return module_call(ev, built, expr)  # `nn.Linear(3, 2)(x)`
+    return UNKNOWN
+
+
+def _local_call(ev: Eval, name: str, expr: cst.Call) -> Fact:
+    """A call of a plain name: a bound module, a class or annotated function of this file, a builtin."""
+    model = ev.model
+    bound = model.scopes.top.env.get(name)
+    if bound is not None:
+        if bound.kind == MODULE:
+            return module_call(ev, bound, expr)
+        return UNKNOWN
+    if name in model.classes:
+        if model.classes[name]:
+            return local_module(ev, name)
+        return UNKNOWN
+    sig = model.signatures.get(name)
+    if sig is not None:
+        return _signature_call(ev, sig, expr)
+    if name in ("len", "int"):
+        return Fact(kind=INT)
+    if name == "float":
+        return Fact(kind=FLOAT)
+    if name in ("isinstance", "hasattr", "bool", "callable"):
+        return Fact(kind=BOOL)
+    if name in ("str", "repr"):
+        return Fact(kind=STR)
+    return UNKNOWN
+
+
+def _signature_call(ev: Eval, sig: Signature, expr: cst.Call) -> Fact:
+    params, ret = sig
+    if ret is None:
+        return UNKNOWN
+    args = CallArgs(expr)
+    if args.starred:
+        return Fact(kind=TENSOR)
+    binding: Binding = {}
+    for i, (pname, pshape) in enumerate(params):
+        if pshape is None:
+            continue
+        a = args.get(i, pname)
+        if a is None:
+            continue
+        _unify(pshape, ev.fact(a).shape, binding)
+    return Fact(kind=TENSOR, shape=_substitute(ret, binding))
+
+
+def _unify(pattern: Shape, actual: Optional[Shape], binding: Binding) -> None:
+    """Bind the named dims of ``pattern`` (a parameter annotation) to the dims of ``actual``."""
+    if actual is None or actual.rank is None:
+        return
+    pairs: list[tuple[Dim, Dim]]
+    if pattern.rest_at is None:
+        if len(pattern.dims) != actual.rank:
+            return
+        pairs = list(zip(pattern.dims, actual.dims))
+    else:
+        lead = pattern.dims[: pattern.rest_at]
+        tail = pattern.dims[pattern.rest_at:]
+        if len(lead) + len(tail) > actual.rank:
+            return
+        pairs = list(zip(lead, actual.dims[: len(lead)]))
+        if tail:
+            pairs += list(zip(tail, actual.dims[-len(tail):]))
+        if pattern.rest_name:
+            binding["*" + pattern.rest_name] = actual.dims[len(lead): actual.rank - len(tail)]
+    for p, a in pairs:
+        if isinstance(p, str) and p not in binding:
+            binding[p] = a
+
+
+def _substitute(ret: Shape, binding: Binding) -> Optional[Shape]:
+    """The return annotation with the call site's dims in place of the names."""
+    dims = [binding.get(d) if isinstance(d, str) else d for d in ret.dims]
+    if ret.rest_at is None:
+        return Shape(tuple(dims))  # type: ignore[arg-type]
+    key = "*" + ret.rest_name if ret.rest_name else None
+    if key is not None and key in binding:
+        rest: tuple = binding[key]  # type: ignore[assignment]
+        return Shape(tuple(dims[: ret.rest_at]) + tuple(rest) + tuple(dims[ret.rest_at:]))  # type: ignore[arg-type]
+    return Shape(tuple(dims), ret.rest_at, None)  # type: ignore[arg-type]

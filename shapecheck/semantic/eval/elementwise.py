@@ -1,0 +1,166 @@
+"""Elementwise ops and matrix products: operators (``+``, ``<``, ``-x``, ``@``), the binary
+tensor methods, broadcasting, dtype promotion, and the device and grad of the result."""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+import libcst as cst
+
+from shapecheck.semantic import shape_ops as O
+from shapecheck.semantic.eval.arguments import py_dtype
+from shapecheck.semantic.eval.autograd import grad_of
+from shapecheck.semantic.eval.devices import device_of
+from shapecheck.semantic.eval.layout import elementwise_layout
+from shapecheck.semantic.eval.op_names import COMPARISONS, ELEMENTWISE_BINARY, MATRIX_PRODUCTS, NON_DIFFERENTIABLE
+from shapecheck.semantic.eval.registry import Eval, expression, method
+from shapecheck.semantic.facts import BOOL, CPU, FLOAT, INT, SIZE, STR, TENSOR, UNKNOWN, DtypeKind, Fact
+from shapecheck.semantic.syntax import CallArgs
+from shapecheck.shapes import Shape
+
+#: constant folding gives up on ints longer than this (Python prints at most 4300 digits)
+_MAX_FOLDED_BITS = 4096
+
+
+def elementwise(ev: Eval, operands: Sequence[Fact], op_name: Optional[str], div: bool = False,
+                keep_kind: bool = True) -> Fact:
+    """An elementwise op over tensors and Python scalars (broadcast, layout, device, grad)."""
+    tensors = [f for f in operands if f.kind == TENSOR or (f.kind is None and f.shape is not None)]
+    unknown = [f for f in operands if f.kind is None and f.shape is None]
+    shapes = [f.shape for f in tensors]
+    if unknown:
+        shape = None
+    else:
+        shape, _err = O.elementwise_shape(shapes)
+    fields: dict[str, Any] = {"kind": TENSOR if keep_kind else None, "shape": shape}
+    fields.update(elementwise_layout(operands, tensors, shape, len(unknown) > 0))
+    dtype: Optional[DtypeKind]
+    if op_name in COMPARISONS or op_name == "eq":
+        dtype = DtypeKind.BOOL
+    else:
+        kinds = [f.dtype_kind if f.kind == TENSOR else py_dtype(f) for f in operands]
+        dtype = O.promote(kinds)
+        if div and dtype in (DtypeKind.INT, DtypeKind.BOOL):
+            dtype = DtypeKind.FLOAT
+    fields["dtype_kind"] = dtype
+    if keep_kind:
+        fields["device"] = device_of(tensors, len(unknown) > 0)
+        differentiable = op_name not in NON_DIFFERENTIABLE and op_name != "eq"
+        fields["grad"] = grad_of(ev, list(operands), differentiable)
+        fields["is_scalar_cpu"] = bool(shape is not None and shape.rank == 0 and fields["device"] == CPU)
+    return Fact(**fields)
+
+
+def matmul(ev: Eval, a: Fact, b: Fact) -> Fact:
+    """``a @ b`` (``matmul``, ``mm``, ``bmm``, ``mv``, ``dot``)."""
+    if a.kind not in (TENSOR, None) or b.kind not in (TENSOR, None):
+        return UNKNOWN
+    shape = O.matmul_shape(a.shape, b.shape)
+    out = O.plain_tensor(shape)
+    return out.with_(
+        kind=TENSOR if TENSOR in (a.kind, b.kind) else None,
+        device=device_of([a, b]) if a.kind == b.kind == TENSOR else None,
+        grad=grad_of(ev, [a, b], True),
+        dtype_kind=O.promote([a.dtype_kind, b.dtype_kind]),
+    )
+
+
+@expression(cst.BinaryOperation)
+def binary_operation(ev: Eval, expr: cst.BinaryOperation) -> Fact:
+    """``a + b``, ``a @ b``...: folded numbers, concatenated sizes, or an elementwise op."""
+    left, right = ev.fact(expr.left), ev.fact(expr.right)
+    op = expr.operator
+    if isinstance(op, cst.MatrixMultiply):
+        return matmul(ev, left, right)
+    if left.kind in (INT, FLOAT) and right.kind in (INT, FLOAT):
+        return _fold_numbers(op, left, right)
+    if left.kind == SIZE and right.kind == SIZE and isinstance(op, cst.Add):
+        if left.shape is not None and right.shape is not None and left.shape.rank is not None \
+                and right.shape.rank is not None:
+            return Fact(kind=SIZE, shape=Shape(left.shape.dims + right.shape.dims))
+        return Fact(kind=SIZE)
+    if left.kind != TENSOR and right.kind != TENSOR:
+        if left.kind is None and right.kind is None and (left.perm is not None or right.perm is not None):
+            return elementwise(ev, [left, right], op_name=None, div=isinstance(op, cst.Divide), keep_kind=False)
+        return UNKNOWN
+    return elementwise(ev, [left, right], op_name=None, div=isinstance(op, cst.Divide))
+
+
+@expression(cst.Comparison)
+def comparison(ev: Eval, expr: cst.Comparison) -> Fact:
+    """``a < b``: a bool tensor for tensors, a Python bool for scalars."""
+    if len(expr.comparisons) != 1:
+        return UNKNOWN
+    comp = expr.comparisons[0]
+    if not isinstance(comp.operator, (cst.Equal, cst.NotEqual, cst.LessThan, cst.LessThanEqual,
+                                      cst.GreaterThan, cst.GreaterThanEqual)):
+        return Fact(kind=BOOL)
+    left, right = ev.fact(expr.left), ev.fact(comp.comparator)
+    if left.kind != TENSOR and right.kind != TENSOR:
+        if left.kind in (INT, FLOAT, STR, BOOL) and right.kind in (INT, FLOAT, STR, BOOL):
+            return Fact(kind=BOOL)
+        return UNKNOWN
+    return elementwise(ev, [left, right], op_name="eq")
+
+
+@expression(cst.UnaryOperation)
+def unary_operation(ev: Eval, expr: cst.UnaryOperation) -> Fact:
+    """``not x``, ``-x``, ``~x``."""
+    f = ev.fact(expr.expression)
+    if isinstance(expr.operator, cst.Not):
+        return Fact(kind=BOOL)
+    if f.kind in (INT, FLOAT) and f.value is not None and isinstance(expr.operator, cst.Minus):
+        v = -f.value
+        return f.with_(value=v, dim=v if f.kind == INT else None)
+    if f.kind == TENSOR or (f.kind is None and f.shape is not None):
+        return f.with_(reduction=None)
+    return UNKNOWN
+
+
+@method(*ELEMENTWISE_BINARY, *(n + "_" for n in ELEMENTWISE_BINARY))
+def binary_method(ev: Eval, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
+    """Elementwise methods with another operand (add, mul, eq, maximum...)."""
+    other_expr = args.get(0, "other")
+    if other_expr is None:
+        return None
+    other = ev.fact(other_expr)
+    out = elementwise(ev, [x, other], op_name=name, div=name in ("div", "true_divide", "divide"))
+    if name.endswith("_"):
+        return x.with_(reduction=None)
+    return out
+
+
+@method(*MATRIX_PRODUCTS)
+def matmul_method(ev: Eval, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
+    """matmul/mm/bmm/mv/dot as methods."""
+    other = args.get(0, "other") or args.get(0, "mat2") or args.get(0, "vec")
+    if other is None:
+        return None
+    return matmul(ev, x, ev.fact(other))
+
+
+def _fold_numbers(op: cst.BaseBinaryOp, a: Fact, b: Fact) -> Fact:
+    kind = FLOAT if FLOAT in (a.kind, b.kind) or isinstance(op, cst.Divide) else INT
+    av, bv = a.value, b.value
+    value = None
+    if av is not None and bv is not None and not isinstance(av, bool) and not isinstance(bv, bool):
+        try:
+            if isinstance(op, cst.Add):
+                value = av + bv
+            elif isinstance(op, cst.Subtract):
+                value = av - bv
+            elif isinstance(op, cst.Multiply):
+                value = av * bv
+            elif isinstance(op, cst.FloorDivide) and bv:
+                value = av // bv
+            elif isinstance(op, cst.Divide) and bv:
+                value = av / bv
+            elif isinstance(op, cst.Modulo) and bv:
+                value = av % bv
+        except (TypeError, OverflowError):
+            value = None
+    if isinstance(value, int) and value.bit_length() > _MAX_FOLDED_BITS:
+        value = None  # far beyond any size, and too long to print in a message
+    if kind == INT:
+        return Fact(kind=INT, value=value, dim=value if isinstance(value, int) else None)
+    return Fact(kind=FLOAT, value=value)

@@ -1,0 +1,326 @@
+"""``torch.nn`` modules: building a layer (the parameters it holds, its device), ``Sequential``,
+instances of the file's own ``nn.Module`` classes, calling a module, its methods and attributes."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from shapecheck.semantic.eval.autograd import grad_of, requested_grad
+from shapecheck.semantic.eval.devices import device_kw, to_device
+from shapecheck.semantic.eval.op_names import MODULE_METHODS_RETURNING_SELF
+from shapecheck.semantic.eval.registry import Eval
+from shapecheck.semantic.facts import (
+    BOOL, CONTIGUOUS, CPU, CUDA, FLOAT, INT, LEAF_REQUIRES_GRAD, MODULE, NO_GRAD, NON_LEAF, STR, TENSOR,
+    UNKNOWN, DeviceValue, DtypeKind, Fact, Grad,
+)
+from shapecheck.semantic.model import SemanticModel
+from shapecheck.semantic.syntax import CallArgs
+from shapecheck.shapes import Shape
+
+#: what ``nn.<name>(...)`` holds: ``(parameter names or None, holds parameters or buffers,
+#: holds parameters that require grad)``, the last two True/False/None
+Contents = tuple[Optional[tuple[str, ...]], Optional[bool], Optional[bool]]
+
+#: ``torch.nn`` layers that hold parameters: ``(the parameters they hold directly, the argument
+#: that switches them all on or off, its position, its default)``. Read from torch 2.13.
+_WEIGHT_BIAS = ("weight", "bias")
+NN_LAYERS: dict[str, tuple[tuple[str, ...], Optional[str], Optional[int], bool]] = {
+    **dict.fromkeys((
+        "Linear", "Bilinear", "LazyLinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d",
+        "ConvTranspose2d", "ConvTranspose3d", "LazyConv1d", "LazyConv2d", "LazyConv3d",
+        "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d"), (_WEIGHT_BIAS, None, None, True)),
+    "Embedding": (("weight",), None, None, True),
+    "EmbeddingBag": (("weight",), None, None, True),
+    "PReLU": (("weight",), None, None, True),
+    "LayerNorm": (_WEIGHT_BIAS, "elementwise_affine", 2, True),
+    "RMSNorm": (("weight",), "elementwise_affine", 2, True),
+    "GroupNorm": (_WEIGHT_BIAS, "affine", 3, True),
+    **dict.fromkeys(("BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm"), (_WEIGHT_BIAS, "affine", 3, True)),
+    **dict.fromkeys(("RNN", "LSTM", "GRU"),
+                    (("weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0"), None, None, True)),
+    **dict.fromkeys(("RNNCell", "LSTMCell", "GRUCell"),
+                    (("weight_ih", "weight_hh", "bias_ih", "bias_hh"), None, None, True)),
+    **dict.fromkeys(("MultiheadAttention", "TransformerEncoderLayer", "TransformerDecoderLayer", "Transformer"),
+                    ((), None, None, True)),
+}
+#: where ``bias`` sits among the positional arguments, for the layers whose ``bias`` is often
+#: passed by position
+_BIAS_POSITION = {"Linear": 2, "Bilinear": 3}
+#: ``torch.nn`` modules that hold no parameter or buffer, whatever their arguments
+NN_STATELESS = frozenset(
+    """
+    AdaptiveAvgPool1d AdaptiveAvgPool2d AdaptiveAvgPool3d AdaptiveMaxPool1d AdaptiveMaxPool2d
+    AdaptiveMaxPool3d AlphaDropout AvgPool1d AvgPool2d AvgPool3d CELU ChannelShuffle
+    CircularPad1d CircularPad2d CircularPad3d ConstantPad1d ConstantPad2d ConstantPad3d
+    CosineSimilarity CrossMapLRN2d Dropout Dropout1d Dropout2d Dropout3d ELU FeatureAlphaDropout
+    Flatten Fold FractionalMaxPool2d FractionalMaxPool3d GELU GLU Hardshrink Hardsigmoid
+    Hardswish Hardtanh Identity LPPool1d LPPool2d LPPool3d LeakyReLU LocalResponseNorm
+    LogSigmoid LogSoftmax MaxPool1d MaxPool2d MaxPool3d MaxUnpool1d MaxUnpool2d MaxUnpool3d Mish
+    PairwiseDistance PixelShuffle PixelUnshuffle RReLU ReLU ReLU6 ReflectionPad1d ReflectionPad2d
+    ReflectionPad3d ReplicationPad1d ReplicationPad2d ReplicationPad3d SELU SiLU Sigmoid Softmax
+    Softmax2d Softmin Softplus Softshrink Softsign Tanh Tanhshrink Threshold Unflatten Unfold
+    Upsample UpsamplingBilinear2d UpsamplingNearest2d ZeroPad1d ZeroPad2d ZeroPad3d
+    """.split()
+)
+#: ``torch.nn`` losses that hold nothing unless given a tensor (``weight=``, ``pos_weight=``)
+NN_LOSSES = frozenset(
+    """
+    BCELoss BCEWithLogitsLoss CTCLoss CosineEmbeddingLoss CrossEntropyLoss GaussianNLLLoss
+    HingeEmbeddingLoss HuberLoss KLDivLoss L1Loss MSELoss MarginRankingLoss MultiLabelMarginLoss
+    MultiLabelSoftMarginLoss MultiMarginLoss NLLLoss NLLLoss2d PoissonNLLLoss SmoothL1Loss
+    SoftMarginLoss TripletMarginLoss
+    """.split()
+)
+_SHAPE_KEEPING_MODULES = {
+    "ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Dropout", "LayerNorm", "Identity", "LeakyReLU",
+    "ELU", "Softmax", "LogSoftmax", "Mish", "Hardswish", "BatchNorm1d", "BatchNorm2d",
+    "BatchNorm3d", "GroupNorm", "RMSNorm", "Softplus",
+}
+
+
+def module_holds(f: Fact) -> Optional[bool]:
+    """For a module fact: True when it holds parameters or buffers (so its device matters),
+    False when it holds none, ``None`` when unknown."""
+    if f.device is not None or f.params or f.trainable:
+        return True
+    if f.params == ():
+        return False
+    return None
+
+
+def nn_class(ev: Eval, qual: str, name: str, expr: cst.Call) -> Optional[Fact]:
+    """``torch.nn.<name>(...)``: a parameter, a buffer's data, or a module."""
+    model = ev.model
+    if name in ("Parameter", "UninitializedParameter"):
+        args = CallArgs(expr)
+        data = ev.fact(args.pos[0]) if args.pos else UNKNOWN
+        grad = requested_grad(ev, args.get(1, "requires_grad"), LEAF_REQUIRES_GRAD)
+        return data.with_(kind=TENSOR, grad=grad, reduction=None, is_scalar_cpu=False)
+    if name in ("Buffer", "UninitializedBuffer"):
+        args = CallArgs(expr)  # a tensor marked to be registered as a buffer: the data itself
+        data = ev.fact(args.pos[0]) if args.pos else UNKNOWN
+        return data.with_(kind=TENSOR, reduction=None, is_scalar_cpu=False) if data.kind == TENSOR \
+            else Fact(kind=TENSOR)
+    if name[:1].isupper() and not name.endswith("Options"):
+        args = CallArgs(expr)
+        params, holds, trainable = _nn_contents(ev, name, args)
+        device: Optional[DeviceValue] = None
+        if holds:
+            device = device_kw(ev, args) if "device" in args.kw else (
+                None if model.default_device_set else CPU)
+            if name == "Sequential":
+                device = _children_device(ev, args)
+        if trainable and model.params_frozen:
+            trainable = None
+        fact = Fact(kind=MODULE, qual="torch.nn." + name, device=device, params=params,
+                    trainable=trainable)
+        if name in ("Linear", "LazyLinear"):
+            if name == "Linear":
+                fin, fout = args.get(0, "in_features"), args.get(1, "out_features")
+            else:
+                fin, fout = None, args.get(0, "out_features")
+            dims = tuple(ev.fact(a).dim if a is not None else None for a in (fin, fout))
+            fact = fact.with_(features=dims)
+        return fact
+    return None
+
+
+def _nn_contents(ev: Eval, name: str, args: CallArgs) -> Contents:
+    """What ``torch.nn.<name>(args)`` holds (see :data:`Contents`)."""
+    if name in NN_STATELESS:
+        return (), False, False
+    if name in NN_LOSSES:
+        plain = not args.starred and all(
+            ev.fact(a).kind in (INT, FLOAT, STR, BOOL) or (isinstance(a, cst.Name) and a.value == "None")
+            for a in list(args.pos) + list(args.kw.values()))
+        return ((), False, False) if plain else (None, None, None)
+    if name == "Sequential":
+        return _sequential(ev, args)
+    layer = NN_LAYERS.get(name)
+    if layer is None:
+        return None, None, None
+    names, switch, position, default = layer
+    if args.starred:
+        return None, True if default else None, True if default else None
+    if switch is None:
+        on = True
+    else:
+        flag = args.get(position, switch)  # type: ignore[arg-type]
+        on = default if flag is None else ev.fact(flag).value
+    if name.startswith(("BatchNorm", "SyncBatchNorm", "LazyBatchNorm")) and on is False:
+        return (), True, False  # the running statistics are buffers
+    if on is False:
+        return (), False, False
+    if on is not True:
+        return None, None, None
+    if "bias" in args.kw or (name in _BIAS_POSITION and len(args.pos) > _BIAS_POSITION[name]):
+        bias = args.get(_BIAS_POSITION.get(name, -1), "bias")
+        has_bias = ev.fact(bias).value if bias is not None else None
+        if has_bias is not True:
+            names = tuple(n for n in names if "bias" not in n)
+    trainable = None if "_freeze" in args.kw or "_weight" in args.kw else True
+    return names, True, trainable
+
+
+def _sequential(ev: Eval, args: CallArgs) -> Contents:
+    """``nn.Sequential(*layers)``: holds what its layers hold."""
+    if args.starred or args.kw:
+        return None, None, None
+    holds: Optional[bool] = False
+    trainable: Optional[bool] = False
+    for a in args.pos:
+        f = ev.fact(a)
+        h = module_holds(f) if f.kind == MODULE else None
+        if h is True:
+            holds = True
+        elif h is None and holds is False:
+            holds = None
+        if f.kind == MODULE and f.trainable:
+            trainable = True
+        elif trainable is False and not (f.kind == MODULE and f.trainable is False):
+            trainable = None
+    return (None if holds is not False else ()), holds, trainable
+
+
+def _children_device(ev: Eval, args: CallArgs) -> Optional[DeviceValue]:
+    """The device of the layers of a ``Sequential`` that hold parameters, when they agree."""
+    devices = {f.device for f in (ev.fact(a) for a in args.pos) if f.kind == MODULE and module_holds(f)}
+    return devices.pop() if len(devices) == 1 else None
+
+
+def local_module(ev: Eval, name: str) -> Fact:
+    """An instance of ``name``, an ``nn.Module`` class of this file.
+
+    Its parameters require grad when ``__init__`` assigned one to ``self`` (directly, or as a
+    layer); it is on the CPU when it holds one, unless a method of the class moves ``self``
+    (``self.cuda()``, ``self.to(...)``) or the file changes the default device.
+    """
+    model = ev.model
+    holds = False
+    trainable = None
+    for f in model.class_attrs.get(name, {}).values():
+        if f.kind == TENSOR and f.grad == LEAF_REQUIRES_GRAD:
+            holds = trainable = True
+        elif f.kind == MODULE and module_holds(f):
+            holds = True
+            if f.trainable:
+                trainable = True
+    placed = holds and not model.default_device_set and name not in model.class_moves
+    return Fact(kind=MODULE, qual=name, device=CPU if placed else None,
+                trainable=None if model.params_frozen else trainable)
+
+
+def module_call(ev: Eval, module: Fact, expr: cst.Call) -> Fact:
+    """``module(x)``: the output's shape (``nn.Linear``, shape-keeping layers), device and grad."""
+    args = CallArgs(expr)
+    x = ev.fact(args.pos[0]) if args.pos else UNKNOWN
+    shape = None
+    qual = module.qual
+    if qual in ("torch.nn.Linear", "torch.nn.LazyLinear") and module.features is not None:
+        if x.shape is not None and x.shape.rank is not None and x.shape.rank >= 1:
+            shape = Shape(x.shape.dims[:-1] + (module.features[1],))
+    elif qual is not None and qual.startswith("torch.nn.") and qual.split(".")[-1] in _SHAPE_KEEPING_MODULES:
+        shape = x.shape if x.kind == TENSOR else None
+    device: Optional[DeviceValue] = None
+    if x.kind == TENSOR and module.params == ():
+        device = x.device  # a module without parameters computes on its input's device
+    elif x.kind == TENSOR and module.device is not None and x.device == module.device:
+        device = module.device
+    grad_enabled = ev.model.grad_enabled
+    grad: Optional[Grad]
+    if grad_enabled is False:
+        grad = NO_GRAD
+    elif module.trainable:
+        grad = NON_LEAF if grad_enabled else None
+    elif module.trainable is False and qual is not None and qual.startswith("torch.nn."):
+        grad = grad_of(ev, [ev.fact(a) for a in args.pos] + [ev.fact(a) for a in args.kw.values()],
+                       True) if not args.starred else None
+    else:
+        grad = None
+    return Fact(kind=TENSOR, shape=shape, device=device, grad=grad,
+                layout=CONTIGUOUS if shape is not None and qual == "torch.nn.Linear" else None)
+
+
+def module_method(ev: Eval, recv: Fact, name: str, expr: cst.Call) -> Fact:
+    """``module.<name>(...)``: the methods that return the module itself, and ``forward``."""
+    args = CallArgs(expr)
+    if name in MODULE_METHODS_RETURNING_SELF:
+        placed = module_holds(recv)
+        if name == "cuda":
+            return recv.with_(device=CUDA if placed else None)
+        if name == "cpu":
+            return recv.with_(device=CPU if placed else None)
+        if name == "to":
+            dev = to_device(ev, args)
+            return recv.with_(device=dev if placed else None) if dev is not False else recv
+        if name == "requires_grad_":
+            flag = args.get(0, "requires_grad")
+            v = ev.fact(flag).value if flag is not None else True
+            if v is False:
+                return recv.with_(trainable=False)
+            if recv.params == () and recv.trainable is False:
+                return recv  # it holds no parameter: nothing to switch
+            if v is True and (recv.params or recv.trainable):
+                return recv.with_(trainable=True)
+            return recv.with_(trainable=None)
+        return recv
+    if name == "forward":
+        return module_call(ev, recv, expr)
+    return UNKNOWN
+
+
+def module_attr(ev: Eval, module: Fact, attr: str) -> Fact:
+    """``model.weight`` of a ``torch.nn`` layer; ``model.<x>`` that ``__init__`` of a class of
+    this file assigned (a parameter, a submodule); else unknown."""
+    qual = module.qual
+    if qual is None:
+        return UNKNOWN
+    if qual.startswith("torch.nn."):
+        if module.params is None or attr not in module.params:
+            return UNKNOWN
+        trainable = module.trainable
+        grad = LEAF_REQUIRES_GRAD if trainable is True else (NO_GRAD if trainable is False else None)
+        return Fact(kind=TENSOR, device=module.device, dtype_kind=DtypeKind.FLOAT, grad=grad)
+    model = ev.model
+    table = model.class_attrs.get(qual)
+    f = table.get("self." + attr) if table is not None else None
+    if f is None:
+        return UNKNOWN
+    if f.kind == TENSOR:
+        grad = None if model.params_frozen else f.grad
+        return f.with_(device=module.device, grad=grad, is_scalar_cpu=False)
+    if f.kind == MODULE:
+        holds = module_holds(f)
+        return f.with_(device=module.device if holds else None,
+                       trainable=None if model.params_frozen else f.trainable)
+    return f
+
+
+def is_module_class(model: SemanticModel, node: cst.ClassDef) -> Optional[bool]:
+    """Whether class ``node`` subclasses ``nn.Module`` (directly or through a class of the
+    file): True, False, or None when a base is unknown."""
+    if not node.bases:
+        return False
+    verdicts: list[Optional[bool]] = []
+    for base in node.bases:
+        if base.keyword is not None:
+            continue
+        qual = model.imports.resolve(base.value)
+        if qual is not None and qual.startswith("torch.nn.") and qual.split(".")[-1][:1].isupper():
+            if qual.split(".")[-1] in ("Parameter",):
+                verdicts.append(False)
+                continue
+            return True
+        if isinstance(base.value, cst.Name):
+            local = model.classes.get(base.value.value, "missing")
+            if local is True:
+                return True
+            if base.value.value == "object" or local is False:
+                verdicts.append(False)
+                continue
+        verdicts.append(None)
+    if verdicts and all(v is False for v in verdicts):
+        return False
+    return None

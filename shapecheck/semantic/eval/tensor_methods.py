@@ -1,0 +1,178 @@
+"""Tensor method calls: the dispatch to the registered handlers, and the methods that keep the
+shape (unary elementwise ops, casts, device moves, ``detach``, ``requires_grad_``, in-place ops)
+or read it (``size``, ``dim``, ``numel``, ``item``)."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import libcst as cst
+
+from shapecheck.semantic import shape_ops as O
+from shapecheck.semantic.eval.arguments import dtype_value
+from shapecheck.semantic.eval.autograd import grad_of
+from shapecheck.semantic.eval.devices import to_device
+from shapecheck.semantic.eval.layout import DENSE_COPY, MAYBE_COPY, SAME_STORAGE, copy_layout
+from shapecheck.semantic.eval.nn_modules import module_method
+from shapecheck.semantic.eval.op_names import (
+    COMPARISONS, ELEMENTWISE_UNARY, MAYBE_COPY as MAYBE_COPY_METHODS, NON_DIFFERENTIABLE, PYTHON_BOOL_RESULTS,
+    SAME_STORAGE as SAME_STORAGE_METHODS, TENSOR_ONLY_METHODS,
+)
+from shapecheck.semantic.eval.reductions import name_reduction
+from shapecheck.semantic.eval.registry import METHODS, Eval, method
+from shapecheck.semantic.facts import (
+    BOOL, CPU, CUDA, DEVICE, FLOAT, INT, LEAF_REQUIRES_GRAD, MODULE, NO_GRAD, NON_LEAF, OPTIMIZER, SIZE,
+    STR, TENSOR, TUPLE, UNKNOWN, DtypeKind, Fact,
+)
+from shapecheck.semantic.syntax import CallArgs
+
+
+def method_call(ev: Eval, recv: Fact, name: str, expr: cst.Call, func_form: bool = False,
+                recv_expr: Optional[cst.BaseExpression] = None) -> Fact:
+    """``recv.<name>(...)``, or ``torch.<name>(recv, ...)`` with ``func_form``."""
+    kind = recv.kind
+    if kind == MODULE:
+        return module_method(ev, recv, name, expr)
+    if kind == OPTIMIZER or kind == TUPLE or kind == DEVICE:
+        return UNKNOWN
+    if kind == SIZE:
+        if name == "numel":
+            return Fact(kind=INT)
+        return UNKNOWN
+    if kind not in (TENSOR, None):
+        return UNKNOWN
+    if name in PYTHON_BOOL_RESULTS:
+        return Fact(kind=BOOL) if kind == TENSOR or func_form else UNKNOWN
+    handler = METHODS.get(name)
+    if handler is None:
+        return UNKNOWN
+    args = CallArgs(expr)
+    if func_form:
+        args.pos = args.pos[1:]
+        args.kw.pop("input", None)
+    out = handler(ev, recv, name, args)
+    if out is None:
+        return UNKNOWN
+    if out.reduction is not None or out.kind == TUPLE:
+        out = name_reduction(out, recv_expr, expr)
+    if kind is None and not func_form:
+        if out.kind == TUPLE:
+            # maybe not a tensor (numpy's max(1) is an array): only .values/.indices read it
+            return Fact(elems=out.elems, maybe_pair=True)
+        if out.kind == TENSOR and name not in TENSOR_ONLY_METHODS:
+            out = out.with_(kind=None, device=None, grad=None)
+    return out
+
+
+_KEEPING = (
+    ELEMENTWISE_UNARY | set(O.CAST_METHODS) | {n + "_" for n in ELEMENTWISE_UNARY}
+    | {"clone", "detach", "detach_", "cuda", "cpu", "to", "type", "requires_grad_", "type_as", "pin_memory"}
+)
+
+
+@method(*_KEEPING)
+def keep(ev: Eval, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
+    """Ops that keep shape and layout: clone, elementwise unary ops, casts, device moves."""
+    if name in SAME_STORAGE_METHODS or name.endswith("_"):
+        how = SAME_STORAGE  # the same tensor (or a view of it): the layout does not change
+    elif name in MAYBE_COPY_METHODS:
+        how = MAYBE_COPY
+    else:
+        how = DENSE_COPY
+    out = copy_layout(x, x.with_(reduction=None, kind=x.kind), how)
+    if name in ("detach",):
+        return out.with_(grad=NO_GRAD)
+    if name == "detach_":
+        return out.with_(grad=NO_GRAD)
+    if name in O.CAST_METHODS:
+        kind = O.CAST_METHODS[name]
+        grad = NO_GRAD if kind in (DtypeKind.INT, DtypeKind.BOOL) else grad_of(ev, [x], True)
+        return out.with_(dtype_kind=kind, grad=grad if x.kind == TENSOR else None)
+    if name in ("cuda", "cpu"):
+        return out.with_(device=CUDA if name == "cuda" else CPU, grad=grad_of(ev, [x], True),
+                         is_scalar_cpu=name == "cpu" and x.rank == 0)
+    if name == "to" or name == "type":
+        return _to_result(ev, out, x, args)
+    if name == "requires_grad_":
+        flag = args.get(0, "requires_grad")
+        v = ev.fact(flag).value if flag is not None else True
+        if v is True:
+            return out.with_(grad=LEAF_REQUIRES_GRAD if x.grad in (NO_GRAD, LEAF_REQUIRES_GRAD) else x.grad)
+        return out.with_(grad=NO_GRAD if v is False and x.grad != NON_LEAF else None)
+    if name == "type_as":
+        other = ev.fact(args.pos[0]) if args.pos else UNKNOWN
+        return out.with_(dtype_kind=other.dtype_kind, device=other.device if other.kind == TENSOR else None)
+    if name.endswith("_") and name != "requires_grad_":
+        return out
+    differentiable = name not in NON_DIFFERENTIABLE
+    dtype = x.dtype_kind
+    if name in COMPARISONS:
+        dtype = DtypeKind.BOOL
+    elif name in _FLOAT_RESULTS and dtype == DtypeKind.INT:
+        dtype = DtypeKind.FLOAT
+    return out.with_(grad=grad_of(ev, [x], differentiable) if x.kind == TENSOR else None, dtype_kind=dtype,
+                     is_scalar_cpu=x.is_scalar_cpu)
+
+
+#: unary ops whose result on an int tensor is a float tensor
+_FLOAT_RESULTS = ("sigmoid", "softmax", "log_softmax", "exp", "log", "sqrt", "rsqrt", "tanh")
+
+
+def _to_result(ev: Eval, out: Fact, x: Fact, args: CallArgs) -> Fact:
+    """``x.to(...)``/``x.type(...)``: a device, a dtype, both, or another tensor's."""
+    dev = to_device(ev, args)
+    dtype = x.dtype_kind
+    if "dtype" in args.kw:
+        dtype = dtype_value(ev, args.kw["dtype"])
+    for a in args.pos[:2]:
+        d = dtype_value(ev, a)
+        if d is not None:
+            dtype = d
+            continue
+        f = ev.fact(a)
+        if f.kind == TENSOR:
+            dtype = f.dtype_kind
+        elif f.kind not in (DEVICE, STR):
+            dtype = None  # a name that may hold a dtype
+    changes: dict[str, Any] = {"grad": grad_of(ev, [x], True) if x.kind == TENSOR else None,
+                               "dtype_kind": dtype}
+    if dev is not False:
+        changes["device"] = dev
+        changes["is_scalar_cpu"] = dev == CPU and x.rank == 0
+    return out.with_(**changes)
+
+
+@method("size")
+def size(ev: Eval, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
+    """size(): a torch.Size; size(d): an int (its value when known)."""
+    d = args.get(0, "dim")
+    if d is None:
+        return Fact(kind=SIZE, shape=x.shape)
+    v = ev.fact(d).value
+    if not isinstance(v, int) or x.shape is None or x.shape.rank is None:
+        return Fact(kind=INT)
+    a = O.norm_axis(v, x.shape.rank)
+    if a is None:
+        return Fact(kind=INT)
+    dim = x.shape.dims[a]
+    return Fact(kind=INT, dim=dim, value=dim if isinstance(dim, int) else None)
+
+
+@method("dim", "ndimension", "numel", "item")
+def scalar(ev: Eval, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
+    """dim()/numel()/item(): Python numbers."""
+    if name in ("dim", "ndimension"):
+        r = x.rank
+        return Fact(kind=INT, value=r, dim=r)
+    if name == "numel":
+        n = x.shape.numel() if x.shape is not None else None
+        if n is not None and n > O.MAX_SIZE:
+            n = None
+        return Fact(kind=INT, value=n, dim=n)
+    if name == "item":
+        if x.dtype_kind == DtypeKind.FLOAT:
+            return Fact(kind=FLOAT)
+        if x.dtype_kind == DtypeKind.INT:
+            return Fact(kind=INT)
+        return UNKNOWN
+    return UNKNOWN

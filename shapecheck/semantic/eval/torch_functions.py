@@ -1,0 +1,227 @@
+"""Calls of qualified names: ``torch.*`` functions, ``torch.nn.functional``, ``torch.linalg``,
+``cat``/``stack``, ``einsum`` (torch, einops, shapecheck), ``einops`` and ``torchvision`` models."""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+import libcst as cst
+
+from shapecheck.semantic import shape_ops as O
+from shapecheck.semantic.eval.arguments import py_dtype
+from shapecheck.semantic.eval.autograd import grad_of
+from shapecheck.semantic.eval.devices import device_of, torch_device
+from shapecheck.semantic.eval.elementwise import elementwise, matmul
+from shapecheck.semantic.eval.factories import factory
+from shapecheck.semantic.eval.nn_modules import nn_class
+from shapecheck.semantic.eval.op_names import (
+    ALWAYS_PAIR, ELEMENTWISE_BINARY, ELEMENTWISE_UNARY, FACTORIES, PYTHON_BOOL_RESULTS, REDUCTIONS, SHAPE_METHODS,
+    TORCH_BOOL_FUNCTIONS,
+)
+from shapecheck.semantic.eval.registry import Eval
+from shapecheck.semantic.eval.tensor_methods import method_call
+from shapecheck.semantic.facts import BOOL, CPU, MODULE, NO_GRAD, OPTIMIZER, TENSOR, UNKNOWN, DtypeKind, Fact
+from shapecheck.semantic.syntax import CallArgs
+from shapecheck.shapes import Dim, Shape
+
+_LOSSES = ("cross_entropy", "mse_loss", "nll_loss", "l1_loss", "binary_cross_entropy",
+           "binary_cross_entropy_with_logits", "smooth_l1_loss", "kl_div", "huber_loss")
+
+
+def qualified_call(ev: Eval, qual: str, expr: cst.Call) -> Optional[Fact]:
+    """A call of an import-resolved name; ``None`` when the name is not one the evaluator knows."""
+    model = ev.model
+    if qual.startswith("torch."):
+        rest = qual[6:]
+        if rest.startswith("nn.functional."):
+            return _functional(ev, rest[14:], expr)
+        if rest.startswith("nn.") and rest.count(".") == 1:
+            return nn_class(ev, qual, rest[3:], expr)
+        if rest.startswith(("nn.modules.", "nn.parameter.")):
+            return nn_class(ev, qual, rest.split(".")[-1], expr)
+        if rest.startswith("optim.") and rest.count(".") == 1 and rest[6:7].isupper():
+            return Fact(kind=OPTIMIZER, qual=qual)
+        if rest == "device":
+            return torch_device(ev, expr)
+        if rest.startswith("linalg."):
+            return _linalg(ev, rest[7:], expr)
+        if rest.startswith("functional."):
+            rest = rest[11:]
+        if rest in TORCH_BOOL_FUNCTIONS:
+            return Fact(kind=BOOL)
+        if "." in rest:
+            return None
+        return _torch_function(ev, rest, expr)
+    if qual in ("shapecheck.einsum", "einops.einsum"):
+        return einsum_call(ev, expr, "named" if qual == "einops.einsum" else "auto", qual == "einops.einsum")
+    if qual.startswith("torchvision.models.") and qual.count(".") == 2 \
+            and not qual[19:].startswith(("get_", "list_")):
+        return Fact(kind=MODULE, qual=qual, device=None if model.default_device_set else CPU,
+                    trainable=None if model.params_frozen else True)
+    if qual.startswith("einops.") and qual[7:] in ("rearrange", "reduce", "repeat"):
+        args = CallArgs(expr)
+        x = ev.fact(args.pos[0]) if args.pos else UNKNOWN
+        if x.kind == TENSOR:
+            return Fact(kind=TENSOR, device=x.device, grad=grad_of(ev, [x], True), dtype_kind=x.dtype_kind)
+        return None
+    return None
+
+
+def _torch_function(ev: Eval, name: str, expr: cst.Call) -> Optional[Fact]:
+    if name in PYTHON_BOOL_RESULTS:
+        return Fact(kind=BOOL)
+    args = CallArgs(expr)
+    if name in FACTORIES:
+        return factory(ev, name, args)
+    if name in ("set_default_device",):
+        return UNKNOWN
+    if name == "einsum":
+        return einsum_call(ev, expr, "letters", False)
+    if name in ("cat", "concat", "concatenate", "stack", "hstack", "vstack"):
+        return _cat(ev, name, args)
+    if name == "where":
+        if len(args.pos) == 3:
+            ops = [ev.fact(a) for a in args.pos]
+            out = elementwise(ev, ops[1:] + [ops[0]], op_name="where")
+            return out.with_(dtype_kind=O.promote([
+                ops[1].dtype_kind if ops[1].kind == TENSOR else py_dtype(ops[1]),
+                ops[2].dtype_kind if ops[2].kind == TENSOR else py_dtype(ops[2])]))
+        return Fact(kind=TENSOR, grad=NO_GRAD, dtype_kind=DtypeKind.INT)
+    if name in ("matmul", "mm", "bmm", "mv", "dot", "inner", "vdot"):
+        if len(args.pos) >= 2:
+            return matmul(ev, ev.fact(args.pos[0]), ev.fact(args.pos[1]))
+        return None
+    if not args.pos:
+        return None
+    first = ev.fact(args.pos[0])
+    if first.kind not in (TENSOR, None):
+        return None
+    if name in ELEMENTWISE_BINARY or name in ELEMENTWISE_UNARY or name in REDUCTIONS or \
+            name in ALWAYS_PAIR or name in SHAPE_METHODS or name in ("clone", "detach", "inverse",
+                                                                     "argsort", "flip", "roll"):
+        return method_call(ev, first, name, expr, func_form=True, recv_expr=args.pos[0])
+    return None
+
+
+def _linalg(ev: Eval, name: str, expr: cst.Call) -> Optional[Fact]:
+    args = CallArgs(expr)
+    if name in ("inv", "pinv") and args.pos:
+        x = ev.fact(args.pos[0])
+        if x.kind == TENSOR:
+            return O.plain_tensor(x.shape, device=x.device, grad=grad_of(ev, [x], True),
+                                  dtype_kind=x.dtype_kind)
+    if name in ("norm", "vector_norm", "matrix_norm"):
+        return Fact(kind=TENSOR)
+    return None
+
+
+def _functional(ev: Eval, name: str, expr: cst.Call) -> Optional[Fact]:
+    args = CallArgs(expr)
+    if not args.pos:
+        return None
+    x = ev.fact(args.pos[0])
+    if x.kind not in (TENSOR,) and not (x.kind is None and x.perm is not None):
+        return None
+    if name in ELEMENTWISE_UNARY or name in ("normalize", "gumbel_softmax"):
+        return x.with_(kind=x.kind, reduction=None, grad=grad_of(ev, [x], True), is_scalar_cpu=False)
+    if name == "linear":
+        weight = args.get(1, "weight")
+        w = ev.fact(weight) if weight is not None else UNKNOWN
+        shape = None
+        if x.shape is not None and x.shape.rank and w.shape is not None and w.shape.rank == 2:
+            shape = Shape(x.shape.dims[:-1] + (w.shape.dims[0],))
+        return O.plain_tensor(shape, device=x.device if w.device == x.device else None,
+                              grad=grad_of(ev, [x, w], True), dtype_kind=x.dtype_kind)
+    if name in _LOSSES:
+        red = args.kw.get("reduction")
+        shape = Shape(()) if red is None else None
+        ops = [ev.fact(a) for a in args.pos[:2]]
+        return O.plain_tensor(shape, device=x.device, grad=grad_of(ev, ops, True), dtype_kind=DtypeKind.FLOAT)
+    return Fact(kind=TENSOR, device=x.device, grad=grad_of(ev, [x], True))
+
+
+def _cat(ev: Eval, name: str, args: CallArgs) -> Fact:
+    seq = args.get(0, "tensors")
+    if seq is None:
+        return Fact(kind=TENSOR)
+    if not isinstance(seq, (cst.List, cst.Tuple)) or any(isinstance(e, cst.StarredElement) for e in seq.elements):
+        return Fact(kind=TENSOR)
+    facts = [ev.fact(e.value) for e in seq.elements]
+    dim_expr = args.get(1, "dim")
+    if dim_expr is None:
+        dim_expr = args.kw.get("axis")
+    axis = ev.fact(dim_expr).value if dim_expr is not None else 0
+    tensors = [f for f in facts if f.kind == TENSOR]
+    fields: dict[str, Any] = {
+        "kind": TENSOR, "device": device_of(tensors, len(tensors) != len(facts)), "grad": grad_of(ev, facts, True),
+        "dtype_kind": O.promote([f.dtype_kind for f in facts]) if len(tensors) == len(facts) else None}
+    if name not in ("cat", "concat", "concatenate", "stack") or not isinstance(axis, int) or not facts:
+        return Fact(**fields)
+    shapes = [f.shape for f in facts]
+    if any(s is None or s.rank is None for s in shapes):
+        return Fact(**fields)
+    known: list[Shape] = [s for s in shapes if s is not None]
+    rank = known[0].rank
+    if rank is None or any(s.rank != rank for s in known):
+        return Fact(**fields)
+    dims: list[Dim]
+    if name == "stack":
+        a = O.norm_axis(axis, rank + 1)
+        if a is None:
+            return Fact(**fields)
+        dims = list(known[0].dims)
+        for s in known[1:]:
+            dims = [d if d == e else None for d, e in zip(dims, s.dims)]
+        dims.insert(a, len(known))
+    else:
+        a = O.norm_axis(axis, rank)
+        if a is None:
+            return Fact(**fields)
+        dims = []
+        for i in range(rank):
+            col = [s.dims[i] for s in known]
+            if i == a:
+                dims.append(_sum_dims(col))
+            else:
+                dims.append(col[0] if all(c == col[0] for c in col) else None)
+    fields.pop("kind")
+    return O.plain_tensor(Shape(tuple(dims)), **fields)
+
+
+def _sum_dims(col: Sequence[Dim]) -> Dim:
+    total = 0
+    for c in col:
+        if not isinstance(c, int):
+            return None
+        total += c
+    return total
+
+
+def einsum_call(ev: Eval, expr: cst.Call, form: str, spec_last: bool) -> Fact:
+    """``torch.einsum(spec, *operands)``, ``einops.einsum(*operands, spec)``, ``shapecheck.einsum``."""
+    from shapecheck.einsum_parser import parse
+    from shapecheck.errors import ShapeCheckError
+
+    args = CallArgs(expr)
+    if args.starred or not args.pos:
+        return Fact(kind=TENSOR)
+    spec_node = args.pos[-1] if spec_last else args.pos[0]
+    operands = args.pos[:-1] if spec_last else args.pos[1:]
+    if len(operands) == 1:
+        only = operands[0]
+        if isinstance(only, (cst.List, cst.Tuple)):
+            operands = [e.value for e in only.elements]
+    facts = [ev.fact(o) for o in operands]
+    fields: dict[str, Any] = {
+        "kind": TENSOR, "device": device_of(facts, any(f.kind != TENSOR for f in facts)),
+        "grad": grad_of(ev, facts, True), "dtype_kind": O.promote([f.dtype_kind for f in facts])}
+    spec = ev.fact(spec_node).value
+    if not isinstance(spec, str):
+        return Fact(**fields)
+    try:
+        parsed = parse(spec, form)
+        shapes = [f.shape if f.shape is not None else Shape.unknown() for f in facts]
+        shape = parsed.output_shape(*shapes)
+    except (ShapeCheckError, ValueError, RuntimeError):
+        return Fact(**fields)
+    return Fact(shape=shape if shape.rank is not None else None, **fields)

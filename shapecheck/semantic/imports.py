@@ -1,0 +1,62 @@
+"""The import table of a file: which local names stand for which modules and objects."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from shapecheck.semantic.syntax import dotted_name
+
+
+class ImportTable:
+    """Local names bound by imports, mapped to what they stand for (``T`` -> ``torch``)."""
+
+    def __init__(self) -> None:
+        self.aliases: dict[str, str] = {}
+        self._cache: dict[int, Optional[str]] = {}
+
+    def add_import(self, node: cst.Import) -> None:
+        """Record ``import a.b`` (binds ``a``) and ``import a.b as c`` (binds ``c``)."""
+        for alias in node.names:
+            full = dotted_name(alias.name)
+            if full is None:
+                continue
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                self.aliases[alias.asname.name.value] = full
+            else:
+                top = full.split(".")[0]
+                self.aliases[top] = top
+        self._cache.clear()
+
+    def add_import_from(self, node: cst.ImportFrom) -> None:
+        """Record ``from a.b import c as d`` (binds ``d`` to ``a.b.c``); relative imports are skipped."""
+        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+            return
+        module = dotted_name(node.module)
+        if module is None:
+            return
+        for alias in node.names:
+            name = dotted_name(alias.name)
+            if name is None:
+                continue
+            local = name
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                local = alias.asname.name.value
+            self.aliases[local] = f"{module}.{name}"
+        self._cache.clear()
+
+    def resolve(self, expr: cst.CSTNode) -> Optional[str]:
+        """The qualified name of an expression through the imports, or ``None``."""
+        key = id(expr)
+        if key in self._cache:
+            return self._cache[key]
+        result = None
+        dotted = dotted_name(expr)
+        if dotted is not None:
+            head, _, rest = dotted.partition(".")
+            target = self.aliases.get(head)
+            if target is not None:
+                result = f"{target}.{rest}" if rest else target
+        self._cache[key] = result
+        return result

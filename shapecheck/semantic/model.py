@@ -1,0 +1,115 @@
+"""The semantic model of one file: everything the analysis knows at the current point of the walk.
+
+State only: the :class:`~shapecheck.semantic.interpreter.Interpreter` moves it forward statement
+by statement, the :class:`~shapecheck.semantic.evaluator.Evaluator` reads it to compute the facts
+of expressions. It holds
+
+- the import table (:class:`~shapecheck.semantic.imports.ImportTable`);
+- the scope stack (:class:`~shapecheck.semantic.scopes.ScopeStack`): the bindings of each scope,
+  the enclosing function, class and loops, the grad-mode stack;
+- what the file's classes and functions are: which classes are ``nn.Module`` subclasses, the
+  ``self.x`` facts each ``__init__`` exports, the classes with a method that moves ``self``, and
+  the shapes that module-level functions promise through jaxtyping annotations;
+- file-wide flags read before the walk (the default device changes, parameters may be frozen,
+  grad mode is switched off by a plain statement);
+- the exceptions the inference caught (each made one expression or statement unknown).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from shapecheck.semantic.facts import Fact
+from shapecheck.semantic.imports import ImportTable
+from shapecheck.semantic.scopes import Env, ScopeStack
+from shapecheck.shapes import Shape
+
+#: a module-level function with an annotated tensor return: ``([(parameter, shape or None)], return shape)``
+Signature = tuple[list[tuple[str, Optional[Shape]]], Optional[Shape]]
+
+
+class SemanticModel:
+    """The facts and places of one file at the current point of the walk."""
+
+    def __init__(self) -> None:
+        self.imports = ImportTable()
+        self.scopes = ScopeStack()
+        #: local class name -> subclasses ``nn.Module``: True, False or None (unknown bases)
+        self.classes: dict[str, Optional[bool]] = {}
+        #: local class name -> the ``self.x`` facts its ``__init__`` exports to other methods
+        self.class_attrs: dict[str, dict[str, Fact]] = {}
+        #: local classes with a method that moves ``self`` (``self.cuda()``, ``self.to(...)``)
+        self.class_moves: set[str] = set()
+        #: module-level function name -> the shapes its annotations promise
+        self.signatures: dict[str, Signature] = {}
+        #: names the module binds exactly once and no function declares ``global``: functions see them
+        self.module_globals: set[str] = set()
+        #: every name the module binds at top level (functions and classes included)
+        self.module_names: set[str] = set()
+        #: the file changes torch's default device (``torch.set_default_device``, ``with
+        #: torch.device(...)``): factories and modules without ``device=`` may not be on the CPU
+        self.default_device_set = False
+        #: the file turns ``requires_grad`` off somewhere (``m.requires_grad_(False)``,
+        #: ``p.requires_grad = False``): the parameters of modules may not require grad
+        self.params_frozen = False
+        #: grad mode where no context says otherwise: unknown in a file that switches it off with a
+        #: plain ``torch.set_grad_enabled(False)`` statement (process-wide, until switched back)
+        self.default_grad: Optional[bool] = True
+        #: exceptions the inference caught (each made one expression or statement unknown)
+        self.infer_errors: list[BaseException] = []
+
+    # ------------------------------------------------------------------ the current scope
+    @property
+    def env(self) -> Env:
+        """The bindings of the current scope (name or dotted name -> fact)."""
+        return self.scopes.top.env
+
+    @env.setter
+    def env(self, value: Env) -> None:
+        self.scopes.top.env = value
+
+    @property
+    def function(self) -> Optional[cst.FunctionDef]:
+        """The innermost enclosing function (``None`` at module level)."""
+        return self.scopes.top.function
+
+    @property
+    def class_def(self) -> Optional[cst.ClassDef]:
+        """The class whose body, or whose method, is being analysed."""
+        return self.scopes.top.class_def
+
+    @property
+    def in_module_class(self) -> Optional[bool]:
+        """That class subclasses ``nn.Module``: True, False or None (unknown bases)."""
+        return self.scopes.top.in_module_class
+
+    @property
+    def in_forward(self) -> bool:
+        """The function is ``forward`` of an ``nn.Module`` class."""
+        return self.scopes.top.in_forward
+
+    @property
+    def loops(self) -> list[cst.CSTNode]:
+        """The enclosing loops of the current scope, outermost first."""
+        return self.scopes.top.loops
+
+    @property
+    def grad_enabled(self) -> Optional[bool]:
+        """Whether autograd records at this point: True, False, or None (unknown)."""
+        return self.scopes.top.grad[-1]
+
+    def push_grad_mode(self, mode: Optional[bool]) -> None:
+        """Enter a block with grad mode ``mode`` (``with torch.no_grad():``)."""
+        self.scopes.top.grad.append(mode)
+
+    def pop_grad_mode(self) -> None:
+        """Leave the block the last :meth:`push_grad_mode` entered."""
+        self.scopes.top.grad.pop()
+
+    def switch_grad_off_by_default(self) -> None:
+        """Make grad mode unknown wherever no ``with``/decorator sets it (a file with a plain
+        ``torch.set_grad_enabled(False)`` statement)."""
+        self.default_grad = None
+        self.scopes.module.grad[:] = [None]

@@ -1,0 +1,155 @@
+"""What the analysis reads from a whole file before the walk: text flags, imports, signatures of
+module-level functions, the names the module binds once, and the statements that move ``self``."""
+
+from __future__ import annotations
+
+import re
+from typing import Optional, Sequence
+
+import libcst as cst
+
+from shapecheck.semantic.annotations import annotation_fact
+from shapecheck.semantic.imports import ImportTable
+from shapecheck.semantic.model import SemanticModel, Signature
+from shapecheck.semantic.syntax import all_params, dotted_name, sub_blocks, target_names
+
+#: methods that move a module's parameters to another device
+MOVES = frozenset({"to", "cuda", "cpu", "xpu", "mps", "to_empty", "ipu"})
+
+_GRAD_SWITCH = re.compile(r"[ \t]*(?:[\w.]+[ \t]*=[ \t]*)?[\w.]*set_grad_enabled\(\s*(?!True\s*\))")
+_WITH_LINE = re.compile(r"[ \t]*(?:async[ \t]+)?with\b")
+#: text that turns ``requires_grad`` off somewhere in a file
+_FREEZES = re.compile(r"\.requires_grad_\((?!\s*\)|\s*True\s*\))|\.requires_grad\s*=(?!=)(?!\s*True\b)")
+
+
+def read_file_flags(model: SemanticModel, text: str) -> None:
+    """Set the file-wide flags of ``model`` from the source text (see :class:`SemanticModel`)."""
+    model.default_device_set = changes_default_device(text)
+    model.params_frozen = _FREEZES.search(text) is not None
+    if switches_grad_off(text):
+        model.switch_grad_off_by_default()
+
+
+def switches_grad_off(text: str) -> bool:
+    """True when a line starts with a ``torch.set_grad_enabled(...)`` call whose argument is not
+    ``True``, alone or assigned (``with`` and decorators scope the switch and are read as such)."""
+    start = text.find("set_grad_enabled(")
+    while start >= 0:
+        if _GRAD_SWITCH.match(text, text.rfind("\n", 0, start) + 1):
+            return True
+        start = text.find("set_grad_enabled(", start + 17)
+    return False
+
+
+def changes_default_device(text: str) -> bool:
+    """True when the text calls ``set_default_device``/``set_default_tensor_type``, or has a
+    line ``with ...device(...)`` (``with torch.device("cuda"):``)."""
+    if "set_default_device" in text or "set_default_tensor_type" in text:
+        return True
+    start = text.find("device(")
+    while start >= 0:
+        if _WITH_LINE.match(text, text.rfind("\n", 0, start) + 1, start):
+            return True
+        start = text.find("device(", start + 7)
+    return False
+
+
+def prescan_module(model: SemanticModel, body: Sequence[cst.BaseStatement]) -> None:
+    """Read the module-level imports and function signatures into ``model``, and the names the
+    module binds once (those functions see) or at all."""
+    for stmt in body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Import):
+                    model.imports.add_import(small)
+                elif isinstance(small, cst.ImportFrom):
+                    model.imports.add_import_from(small)
+    counts: dict[str, int] = {}
+    for stmt in body:
+        count_bindings(stmt, counts, top=True)
+        if isinstance(stmt, cst.FunctionDef):
+            sig = signature(stmt, model.imports)
+            if sig is not None:
+                model.signatures[stmt.name.value] = sig
+    declared: set[str] = set()
+    scan_statements(body, declared, set())
+    model.module_globals = {n for n, c in counts.items() if c == 1 and n not in declared}
+    model.module_names = set(counts)
+
+
+def signature(fn: cst.FunctionDef, imports: ImportTable) -> Optional[Signature]:
+    """The shapes the annotations of ``fn`` promise, when its return is an annotated tensor."""
+    ret = annotation_fact(fn.returns.annotation, imports) if fn.returns is not None else None
+    params = []
+    for p in all_params(fn.params):
+        f = annotation_fact(p.annotation.annotation if p.annotation else None, imports)
+        params.append((p.name.value, f.shape if f is not None else None))
+    if ret is None:
+        return None
+    return params, ret.shape
+
+
+def count_bindings(stmt: cst.CSTNode, counts: dict[str, int], top: bool) -> None:
+    """Count the module-level bindings of each name (compound bodies count twice)."""
+    weight = 1 if top else 2
+    tp = type(stmt)
+    if tp is cst.SimpleStatementLine or isinstance(stmt, cst.BaseSmallStatement):
+        for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else (stmt,):
+            targets: list[cst.BaseExpression] = []
+            if isinstance(small, cst.Assign):
+                targets = [t.target for t in small.targets]
+            elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+                targets = [small.target]
+                if isinstance(small, cst.AugAssign):
+                    weight = 2
+            for t in targets:
+                for n in target_names(t):
+                    counts[n] = counts.get(n, 0) + weight
+        return
+    if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+        counts[stmt.name.value] = counts.get(stmt.name.value, 0) + 2
+        return
+    if isinstance(stmt, cst.For):
+        for n in target_names(stmt.target):
+            counts[n] = counts.get(n, 0) + 2
+    for block in sub_blocks(stmt):
+        for s in block:
+            count_bindings(s, counts, top=False)
+
+
+def scan_statements(stmts: Sequence[cst.CSTNode], declared_global: set[str], self_attrs: set[str],
+                    moves: Optional[list[cst.CSTNode]] = None) -> None:
+    """Statements only (no expression walk): names declared ``global`` anywhere, the ``self.x``
+    attributes assigned (as ``self.x = ...``, also inside nested blocks), and (into ``moves``,
+    when given) the statements that move ``self`` (``self.cuda()``, ``x = self.to(d)``)."""
+    for stmt in stmts:
+        if isinstance(stmt, (cst.SimpleStatementLine, cst.BaseSmallStatement)):
+            for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else (stmt,):
+                if moves is not None and moves_self(getattr(small, "value", None)):
+                    moves.append(small)
+                if isinstance(small, cst.Global):
+                    declared_global.update(n.name.value for n in small.names)
+                elif isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+                    targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) \
+                        else [small.target]
+                    for t in targets:
+                        parts = [e.value for e in t.elements] if isinstance(t, (cst.Tuple, cst.List)) else [t]
+                        for el in parts:
+                            name = dotted_name(el) if isinstance(el, cst.Attribute) else None
+                            if name is not None and name.startswith("self.") and name.count(".") == 1:
+                                self_attrs.add(name)
+            continue
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            scan_statements(stmt.body.body, declared_global, self_attrs)
+            continue
+        for block in sub_blocks(stmt):
+            scan_statements(block, declared_global, self_attrs, moves)
+
+
+def moves_self(value: object) -> bool:
+    """True for ``self.to(...)``, ``self.cuda()``... (methods that move a module's parameters)."""
+    if not isinstance(value, cst.Call):
+        return False
+    func = value.func
+    return isinstance(func, cst.Attribute) and func.attr.value in MOVES and isinstance(func.value, cst.Name) \
+        and func.value.value == "self"

@@ -1,0 +1,126 @@
+"""Reading libcst nodes: dotted names, int literals, call arguments, parameters, binding targets."""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+import libcst as cst
+
+
+def dotted_name(expr: cst.CSTNode) -> Optional[str]:
+    """``a.b.c`` for a Name/Attribute chain, else ``None``."""
+    parts = []
+    while isinstance(expr, cst.Attribute):
+        parts.append(expr.attr.value)
+        expr = expr.value
+    if isinstance(expr, cst.Name):
+        parts.append(expr.value)
+        return ".".join(reversed(parts))
+    return None
+
+
+def int_literal(expr: cst.CSTNode) -> Optional[int]:
+    """The value of an int literal, also negative (``-1``), else ``None``."""
+    if isinstance(expr, cst.Integer):
+        try:
+            return int(expr.value, 0)
+        except ValueError:
+            return int(expr.value.replace("_", ""), 0)
+    if (
+        isinstance(expr, cst.UnaryOperation)
+        and isinstance(expr.operator, cst.Minus)
+        and isinstance(expr.expression, cst.Integer)
+    ):
+        v = int_literal(expr.expression)
+        return -v if v is not None else None
+    return None
+
+
+def index_value(element: cst.SubscriptElement) -> Optional[int]:
+    """The int literal of a subscript element (``x[0]``, ``x[-1]``), else ``None``."""
+    s = element.slice
+    if isinstance(s, cst.Index):
+        return int_literal(s.value)
+    return None
+
+
+class CallArgs:
+    """The positional and keyword arguments of a call, split once."""
+
+    __slots__ = ("pos", "kw", "starred")
+
+    def __init__(self, call: cst.Call) -> None:
+        self.pos: list[cst.BaseExpression] = []
+        self.kw: dict[str, cst.BaseExpression] = {}
+        self.starred = False
+        for a in call.args:
+            if a.star:
+                self.starred = True
+            elif a.keyword is not None:
+                self.kw[a.keyword.value] = a.value
+            else:
+                self.pos.append(a.value)
+
+    def get(self, index: int, keyword: Optional[str] = None) -> Optional[cst.BaseExpression]:
+        """Positional ``index`` or keyword ``keyword``."""
+        if keyword is not None and keyword in self.kw:
+            return self.kw[keyword]
+        if index is not None and 0 <= index < len(self.pos):
+            return self.pos[index]
+        return None
+
+
+def all_params(params: cst.Parameters) -> list[cst.Param]:
+    """Every parameter of a signature, in order: positional-only, plain, keyword-only, ``*a``, ``**k``."""
+    out = list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
+    if isinstance(params.star_arg, cst.Param):
+        out.append(params.star_arg)
+    if params.star_kwarg is not None:
+        out.append(params.star_kwarg)
+    return out
+
+
+def target_names(target: cst.CSTNode) -> list[str]:
+    """The plain names a binding target binds (``a, (b, *c)`` -> ``a b c``; attributes bind none)."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        names = []
+        for e in target.elements:
+            names.extend(target_names(e.value))
+        return names
+    if isinstance(target, cst.StarredElement):
+        return target_names(target.value)
+    if isinstance(target, cst.Del):
+        return target_names(target.target)
+    return []
+
+
+def import_binding(alias: cst.ImportAlias) -> str:
+    """The local name an import alias binds (``import a.b`` binds ``a``)."""
+    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+        return alias.asname.name.value
+    name = dotted_name(alias.name) or ""
+    return name.split(".")[0]
+
+
+Block = Sequence[cst.CSTNode]
+
+
+def sub_blocks(stmt: cst.CSTNode) -> list[Block]:
+    """The statement lists a compound statement holds: body, ``else``/``elif``, handlers, ``finally``."""
+    blocks: list[Block] = []
+    body = getattr(stmt, "body", None)
+    if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+        blocks.append(body.body)
+    orelse = getattr(stmt, "orelse", None)
+    if isinstance(orelse, cst.If):
+        blocks.append([orelse])
+    elif orelse is not None and hasattr(orelse, "body"):
+        blocks.append(orelse.body.body)
+    for h in getattr(stmt, "handlers", ()) or ():
+        blocks.append(h.body.body)
+    fin = getattr(stmt, "finalbody", None)
+    if fin is not None:
+        blocks.append(fin.body.body)
+    return blocks

@@ -1,0 +1,242 @@
+"""``torch.nn`` modules: the grad and device of module outputs and layer parameters, the
+file's own module classes, modules passed to functions, frozen parameters; the layer tables
+checked against torch."""
+
+from __future__ import annotations
+
+import pytest
+
+from semantic_probe import facts, summary
+from semantic_probe import one_with_head as one
+
+from shapecheck.semantic.facts import CPU, CUDA, LEAF_REQUIRES_GRAD, MODULE, NO_GRAD, NON_LEAF, TENSOR
+
+
+LOCAL_NET = """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+        self.scale = nn.Parameter(torch.ones(2))
+    def forward(self, x):
+        reveal(self.fc(x))
+        fc = self.fc
+        reveal(fc)
+        reveal(self.fc.weight)
+        reveal(self.scale)
+        return self.fc(x) * self.scale
+"""
+
+
+@pytest.mark.parametrize(
+    "code, expected",
+    [
+        ("reveal(nn.Linear(3, 2)(torch.randn(4, 3)))", (TENSOR, CPU, NON_LEAF)),
+        ("m = nn.Linear(3, 2)\nreveal(m(torch.randn(4, 3)))", (TENSOR, CPU, NON_LEAF)),
+        ("m = nn.Conv2d(3, 8, 3)\nreveal(m.forward(torch.randn(1, 3, 8, 8)))", (TENSOR, CPU, NON_LEAF)),
+        ("m = nn.Embedding(10, 4)\nreveal(m(torch.tensor([1, 2])))", (TENSOR, CPU, NON_LEAF)),
+        ("m = nn.Linear(3, 2)\nwith torch.no_grad():\n    reveal(m(torch.randn(4, 3)))", (TENSOR, CPU, NO_GRAD)),
+        ("m = nn.Linear(3, 2)\n@torch.inference_mode()\ndef f():\n    reveal(m(torch.randn(4, 3)))",
+         (TENSOR, None, NO_GRAD)),
+        ("m = nn.Linear(3, 2)\nm.requires_grad_(False)\nreveal(m(torch.randn(4, 3)))", (TENSOR, CPU, NO_GRAD)),
+        ("m = nn.Linear(3, 2).requires_grad_(False)\nw = torch.randn(4, 3, requires_grad=True)\nreveal(m(w))",
+         (TENSOR, CPU, NON_LEAF)),
+        ("m = nn.BatchNorm1d(3, affine=False)\nreveal(m(torch.randn(4, 3)))", (TENSOR, CPU, NO_GRAD)),
+        ("m = nn.LayerNorm(3, elementwise_affine=False)\nreveal(m(torch.randn(4, 3)))", (TENSOR, CPU, NO_GRAD)),
+        ("m = nn.Sequential(nn.Linear(3, 4), nn.ReLU())\nreveal(m(torch.randn(2, 3)))", (TENSOR, CPU, NON_LEAF)),
+        ("m = nn.Sequential(nn.ReLU(), nn.Dropout())\nreveal(m(torch.randn(2, 3)))", (TENSOR, CPU, NO_GRAD)),
+        # modules without parameters: the output follows the input
+        ("reveal(nn.ReLU()(torch.randn(3)))", (TENSOR, CPU, NO_GRAD)),
+        ("w = torch.randn(3, requires_grad=True)\nreveal(nn.ReLU()(w))", (TENSOR, CPU, NON_LEAF)),
+        ("reveal(nn.GELU()(torch.randn(3).cuda()))", (TENSOR, CUDA, NO_GRAD)),
+        ("loss = nn.MSELoss()\nreveal(loss(torch.randn(3), torch.randn(3)))", (TENSOR, CPU, NO_GRAD)),
+        ("loss = nn.CrossEntropyLoss(weight=torch.ones(3))\nreveal(loss(torch.randn(2, 3), torch.tensor([0, 1])))",
+         (TENSOR, None, None)),
+        ("def f(m, x):\n    reveal(m(x))", (None, None, None)),
+        # parameters of torch.nn layers
+        ("m = nn.Linear(3, 2)\nreveal(m.weight)", (TENSOR, CPU, LEAF_REQUIRES_GRAD)),
+        ("m = nn.Linear(3, 2)\nreveal(m.bias)", (TENSOR, CPU, LEAF_REQUIRES_GRAD)),
+        ("m = nn.Linear(3, 2, bias=False)\nreveal(m.bias)", (None, None, None)),
+        ("m = nn.Linear(3, 2, False)\nreveal(m.bias)", (None, None, None)),
+        ("m = nn.Linear(3, 2, bias=flag)\nreveal(m.weight)", (TENSOR, CPU, LEAF_REQUIRES_GRAD)),
+        ("m = nn.Conv1d(3, 4, 1)\nm.cuda()\nreveal(m.weight)", (TENSOR, CUDA, LEAF_REQUIRES_GRAD)),
+        ("m = nn.Embedding(10, 4)\nreveal(m.weight)", (TENSOR, CPU, LEAF_REQUIRES_GRAD)),
+        ("m = nn.Embedding(10, 4)\nreveal(m.bias)", (None, None, None)),
+        ("m = nn.LayerNorm(4)\nreveal(m.bias)", (TENSOR, CPU, LEAF_REQUIRES_GRAD)),
+        ("m = nn.LayerNorm(4, elementwise_affine=False)\nreveal(m.weight)", (None, None, None)),
+        ("m = nn.BatchNorm2d(4)\nreveal(m.weight)", (TENSOR, CPU, LEAF_REQUIRES_GRAD)),
+        ("m = nn.BatchNorm2d(4, affine=False)\nreveal(m.weight)", (None, None, None)),
+        ("m = nn.LSTM(4, 8)\nreveal(m.weight_ih_l0)", (TENSOR, CPU, LEAF_REQUIRES_GRAD)),
+        ("m = nn.LSTM(4, 8)\nreveal(m.weight)", (None, None, None)),
+        ("m = nn.MSELoss()\nreveal(m.weight)", (None, None, None)),
+        ("m = nn.Linear(3, 2)\nm.requires_grad_(False)\nreveal(m.weight)", (TENSOR, CPU, NO_GRAD)),
+        ("m = nn.Linear(3, 2)\nm.weight.requires_grad = False\nreveal(m.weight)", (TENSOR, CPU, NO_GRAD)),
+        ("m = nn.Linear(3, 2)\nwith torch.no_grad():\n    reveal(m.weight)", (TENSOR, CPU, LEAF_REQUIRES_GRAD)),
+    ],
+)
+def test_module_output_and_parameter_facts(code, expected):
+    assert summary(one(code)) == expected
+
+
+def test_local_module_instances_and_their_parameters():
+    # reveal() is an unknown function that could change a module passed to it: `net.fc` is
+    # revealed through another name
+    code = LOCAL_NET + "net = Net()\nreveal(net(torch.randn(4, 3)))\nreveal(net.scale)\nfc = net.fc\n" \
+        "reveal(fc)\nreveal(net.fc.weight)\nnet.cuda()\nreveal(net.scale)\nreveal(net.fc.bias)\n"
+    seen = [summary(f) for f in facts(code)]
+    assert seen == [
+        (TENSOR, None, NON_LEAF),  # self.fc(x) in forward: x of unknown device
+        (MODULE, None, True),  # self.fc: the instance may have been moved
+        (TENSOR, None, LEAF_REQUIRES_GRAD),
+        (TENSOR, None, LEAF_REQUIRES_GRAD),
+        (TENSOR, CPU, NON_LEAF),  # net(x): the module and its input are on the CPU
+        (TENSOR, CPU, LEAF_REQUIRES_GRAD),
+        (MODULE, CPU, True),
+        (TENSOR, CPU, LEAF_REQUIRES_GRAD),
+        (TENSOR, CUDA, LEAF_REQUIRES_GRAD),
+        (TENSOR, CUDA, LEAF_REQUIRES_GRAD),
+    ]
+
+
+def test_local_module_without_known_parameters_has_unknown_grad_and_no_device():
+    code = """
+    class Act(nn.Module):
+        def forward(self, x):
+            return torch.relu(x)
+    class Wrap(nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+    reveal(Act())
+    reveal(Act()(torch.randn(3)))
+    reveal(Act().cuda())
+    reveal(Wrap(nn.Linear(2, 2)))
+    """
+    assert [summary(f) for f in facts(code)] == [
+        (MODULE, None, None), (TENSOR, None, None), (MODULE, None, None), (MODULE, None, None),
+    ]
+
+
+def test_freezing_anywhere_in_the_file_makes_module_grads_unknown():
+    code = """
+    def freeze(m):
+        for p in m.parameters():
+            p.requires_grad = False
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.ones(2))
+    m = nn.Linear(3, 2)
+    net = Net()
+    reveal(m(torch.randn(4, 3)))
+    reveal(m.weight)
+    reveal(net(torch.randn(2)))
+    reveal(net.w)
+    with torch.no_grad():
+        reveal(m(torch.randn(4, 3)))
+    """
+    assert [summary(f) for f in facts(code)] == [
+        (TENSOR, CPU, None), (TENSOR, CPU, None), (TENSOR, CPU, None), (TENSOR, CPU, None),
+        (TENSOR, CPU, NO_GRAD),
+    ]
+
+
+def test_buffers_and_options_are_not_modules():
+    seen = facts("reveal(nn.Buffer(torch.ones(3)))\nreveal(nn.Buffer(x))\nreveal(nn.LinearCrossEntropyOptions())\n")
+    assert [summary(f) for f in seen] == [(TENSOR, CPU, NO_GRAD), (TENSOR, None, None), (None, None, None)]
+
+
+@pytest.mark.parametrize(
+    "expr, trainable",
+    [("nn.Linear(3, 2)", True), ("nn.ReLU()", False), ("nn.MSELoss()", False),
+     ("nn.CrossEntropyLoss(weight=w)", None), ("nn.BatchNorm1d(3, affine=False)", False),
+     ("nn.Linear(3, 2).requires_grad_(False)", False), ("nn.Sequential(nn.ReLU(), nn.Linear(2, 2))", True),
+     ("nn.Sequential(nn.ReLU(), make())", None), ("nn.ModuleList([nn.Linear(2, 2)])", None),
+     ("nn.Embedding(4, 2, _freeze=True)", None)],
+)
+def test_module_trainable(expr, trainable):
+    f = one(f"reveal({expr})")
+    assert (f.kind, f.trainable, f.grad) == (MODULE, trainable, None)
+
+
+def test_a_module_passed_to_a_function_is_forgotten():
+    code = """
+    from torch.nn.utils import weight_norm
+    import torch.nn.utils.prune as prune
+    def to_gpu(module):
+        module.cuda()
+    a = nn.Linear(3, 2)
+    weight_norm(a)
+    b = nn.Linear(3, 2)
+    prune.l1_unstructured(b, "weight", amount=0.5)
+    c = nn.Linear(3, 2)
+    to_gpu(c)
+    d = nn.Linear(3, 2)
+    print(d, isinstance(d, nn.Module))
+    seq = nn.Sequential(d)
+    d2 = d
+    e = nn.Linear(3, 2)
+    accelerator.prepare(e)
+    reveal(a.weight)
+    reveal(b.weight)
+    reveal(c)
+    reveal(c(torch.randn(2, 3)))
+    reveal(d2)
+    reveal(e)
+    """
+    seen = facts(code)
+    assert [summary(f) for f in seen] == [
+        (None, None, None), (None, None, None), (MODULE, None, None), (TENSOR, None, None),
+        (MODULE, CPU, True), (MODULE, None, None),
+    ]
+    assert seen[2].features == (3, 2) and seen[2].params is None
+
+
+def test_a_module_level_module_seen_from_a_function_has_no_device():
+    code = """
+    model = nn.Linear(3, 2)
+    def run(x):
+        seen = model
+        reveal(seen)
+        reveal(model(x))
+    model.cuda()
+    """
+    assert [summary(f) for f in facts(code)] == [(MODULE, None, True), (TENSOR, None, NON_LEAF)]
+
+
+_LAYER_ARGS = {"Bilinear": (2, 2, 2), "GroupNorm": (1, 2), "PReLU": (), "LazyLinear": (2,),
+               "Unflatten": (1, (2, 1))}
+
+
+def _build(cls, name):
+    """An instance of a torch.nn class with small arguments, torch's warnings silenced."""
+    import warnings
+
+    if name in _LAYER_ARGS:
+        tries = [_LAYER_ARGS[name]]
+    elif "Conv" in name:
+        tries = [(2, 2, 1), (2, 1)]
+    else:
+        tries = [(), (2,), (2, 2), (2, 2, 2)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for given in tries:
+            try:
+                return cls(*given)
+            except (TypeError, ValueError, AssertionError):
+                continue
+    raise AssertionError(f"cannot build nn.{name}")
+
+
+def test_nn_tables_match_torch():
+    torch = pytest.importorskip("torch")
+    from shapecheck.semantic.eval import nn_modules
+
+    for name, (names, _switch, _position, _default) in nn_modules.NN_LAYERS.items():
+        module = _build(getattr(torch.nn, name), name)
+        direct = {n for n, p in module.named_parameters(recurse=False) if p.requires_grad}
+        assert set(names) <= direct, name
+        assert any(p.requires_grad for p in module.parameters()), name
+    for name in nn_modules.NN_STATELESS | nn_modules.NN_LOSSES:
+        module = _build(getattr(torch.nn, name), name)
+        assert not list(module.parameters()) and not list(module.buffers()), name
