@@ -430,7 +430,7 @@ def check_case(text: str) -> tuple[list[tuple[str, str]], str]:
     """Lint and fix ``text`` with every rule: ``(problems, fixed text)``, where each problem is
     ``(category, what)`` and ``fixed`` is what ``--fix`` must write."""
     from shapecheck.engine.runner import fix_text, lint_text
-    from shapecheck.rules.base import all_rules
+    from shapecheck.rules.catalog import all_rules
 
     rules = all_rules()
     problems: list[tuple[str, str]] = []

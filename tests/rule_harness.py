@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from shapecheck.engine.config import ENGINE_CODES
 from shapecheck.engine.runner import lint_text
-from shapecheck.rules.base import all_rules
+from shapecheck.rules.catalog import all_rules
 
 
 def family_rules(*prefixes: str) -> list:

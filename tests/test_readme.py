@@ -7,7 +7,7 @@ import re
 from conftest import REPO
 
 from shapecheck.frontends.docs import TABLE_END, TABLE_START, replace_table, rule_table
-from shapecheck.rules.base import all_rules
+from shapecheck.rules.catalog import all_rules
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
 CI = (REPO / ".ci" / "run").read_text(encoding="utf-8")

@@ -16,6 +16,7 @@ import libcst as cst
 
 from shapecheck.rules.api import Context
 from shapecheck.rules.base import Finding, Fix, Rule
+from shapecheck.semantic.backward_saves import SaveRecord
 from shapecheck.semantic.evaluator import Evaluator
 from shapecheck.semantic.facts import TENSOR
 from shapecheck.semantic.interpreter import Interpreter
@@ -137,6 +138,18 @@ class RuleContext:
     def grad_enabled(self) -> Optional[bool]:
         """Whether autograd records at this point: True, False, or None (unknown)."""
         return self._scopes.top.grad[-1]
+
+    def changed_saves(self, expr: cst.BaseExpression) -> list[tuple[SaveRecord, cst.CSTNode]]:
+        """The saved tensors ``expr`` needs for backward that were changed in place since."""
+        return self._scopes.top.saves.changed_saves(expr)
+
+    def assigned_values(self, name: str) -> tuple[cst.BaseExpression, ...]:
+        """The expressions the current binding of ``name`` was assigned from (empty: unknown)."""
+        return self._scopes.top.saves.assigned_values(name)
+
+    def freed_by_backward(self, name: str) -> Optional[cst.Call]:
+        """The earlier non-retaining ``name.backward()`` on every path, if any."""
+        return self._scopes.top.saves.freed_by(name)
 
     @property
     def function(self) -> Optional[cst.FunctionDef]:

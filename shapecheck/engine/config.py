@@ -47,7 +47,7 @@ class Selectors:
 
 def registry_infos() -> list[RuleInfo]:
     """The :class:`RuleInfo` of every registered rule (imports the rule modules)."""
-    from shapecheck.rules.base import all_rules
+    from shapecheck.rules.catalog import all_rules
 
     return [
         RuleInfo(r.code, r.name, r.severity, bool(r.default_enabled), bool(r.fixable))
@@ -321,7 +321,7 @@ def is_enabled(layers: list[Selectors], code: str, name: str, default_enabled: b
 
 def selected_rules(layers: list[Selectors]) -> list:
     """The rule classes that run under ``layers``, sorted by code."""
-    from shapecheck.rules.base import all_rules
+    from shapecheck.rules.catalog import all_rules
 
     return [r for r in all_rules() if is_enabled(layers, r.code, r.name, r.default_enabled)]
 

@@ -80,7 +80,7 @@ class FileJob:
 def _rule_meta(code: str) -> tuple[str, str]:
     if code in ENGINE_CODES:
         return ENGINE_CODES[code], "error"
-    from shapecheck.rules.base import get_rule
+    from shapecheck.rules.catalog import get_rule
 
     rule = get_rule(code)
     return (rule.name, rule.severity) if rule is not None else (code.lower(), "error")
@@ -275,7 +275,7 @@ _WORKER_MODE = MODE_CHECK
 
 def _init_worker(codes: list[str], mode: str, unsafe_fixes: bool = False) -> None:
     global _WORKER, _WORKER_MODE
-    from shapecheck.rules.base import get_rule
+    from shapecheck.rules.catalog import get_rule
 
     _WORKER = _Linter([get_rule(c) for c in codes], unsafe_fixes)
     _WORKER_MODE = mode
@@ -534,7 +534,7 @@ def run(
     # --fix writes each file as soon as its result is in, to keep the read-to-write window short
     writes = _FixWrites.of(paths, settings.project_root, work) if mode == MODE_FIX and stdin is None else None
     if to_lint:  # only now are the rules (and libcst) imported
-        from shapecheck.rules.base import get_rule
+        from shapecheck.rules.catalog import get_rule
 
         linter = _Linter([get_rule(code) for code in codes], unsafe_fixes)
         fresh = _run_jobs(linter, to_lint, mode, jobs, writes.write if writes is not None else None)

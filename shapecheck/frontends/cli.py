@@ -240,7 +240,7 @@ def _read_stdin() -> bytes:
 
 def _rule(args: argparse.Namespace, out: TextIO) -> int:
     from shapecheck.frontends.docs import rule_listing, rule_page
-    from shapecheck.rules.base import all_rules, get_rule
+    from shapecheck.rules.catalog import all_rules, get_rule
 
     if args.all:
         if args.rule:

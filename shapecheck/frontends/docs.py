@@ -76,7 +76,7 @@ def replace_table(readme: str, table: str) -> Optional[str]:
 
 def main(argv: Optional[list[str]] = None) -> int:
     """Regenerate (``--write-readme``) or verify (``--check-readme``) the README's rule table."""
-    from shapecheck.rules.base import all_rules
+    from shapecheck.rules.catalog import all_rules
 
     parser = argparse.ArgumentParser(prog="python -m shapecheck.frontends.docs", description=__doc__.splitlines()[0])
     group = parser.add_mutually_exclusive_group(required=True)

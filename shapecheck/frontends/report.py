@@ -81,7 +81,7 @@ def _level(severity: str) -> str:
 
 def _sarif_rules() -> list[dict]:
     from shapecheck.engine.diagnostics import ENGINE_CODES
-    from shapecheck.rules.base import all_rules
+    from shapecheck.rules.catalog import all_rules
 
     rules = []
     for code, name in sorted(ENGINE_CODES.items()):

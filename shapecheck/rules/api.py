@@ -20,6 +20,7 @@ from typing import Optional, Protocol
 import libcst as cst
 
 from shapecheck.rules.base import Fix
+from shapecheck.semantic.backward_saves import SaveRecord
 from shapecheck.semantic.facts import Fact
 from shapecheck.semantic.imports import ImportTable
 from shapecheck.shapes import Dim
@@ -147,4 +148,23 @@ class Context(Protocol):
     def ancestors(self) -> tuple[cst.CSTNode, ...]:
         """The nodes from the statement (a small statement, or a compound statement for its
         header expressions: the ``If`` for its test) down to the parent of the hook's node."""
+        ...
+
+    # -- what autograd saved for backward (per scope, joined like the bindings; see
+    #    :mod:`shapecheck.semantic.backward_saves`)
+    def changed_saves(self, expr: cst.BaseExpression) -> list[tuple[SaveRecord, cst.CSTNode]]:
+        """The tensors the value of ``expr`` needs for backward (saved by the ops it came from)
+        that a statement of the same scope changed in place since on every path, each with the
+        first statement that changed it, in the order they were saved."""
+        ...
+
+    def assigned_values(self, name: str) -> tuple[cst.BaseExpression, ...]:
+        """The expressions the current binding of ``name`` (a name or dotted name) was assigned
+        from in this scope, one per path that bound it differently; empty when unknown on some
+        path (a parameter, ``+=``)."""
+        ...
+
+    def freed_by_backward(self, name: str) -> Optional[cst.Call]:
+        """The ``name.backward()`` (without ``retain_graph``/``create_graph``) that already ran on
+        the current binding of ``name`` on every path to this point, else ``None``."""
         ...

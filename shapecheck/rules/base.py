@@ -7,7 +7,7 @@ The engine walks each file once (see :mod:`shapecheck.semantic.interpreter`). At
 that the selected rules define, named after libcst node classes: ``visit_Call(self, node, ctx)``,
 ``visit_BinaryOperation(self, node, ctx)``, ``visit_For(self, node, ctx)`` and so on. Hooks run
 in statement order with the tensor facts that hold at that point; ``ctx`` (an
-:class:`shapecheck.semantic.interpreter.RuleContext`) answers questions about them and takes reports.
+:class:`shapecheck.rules.api.Context`) answers questions about them and takes reports.
 """
 
 from __future__ import annotations
@@ -121,6 +121,11 @@ class Rule:
 _REGISTRY: dict[str, type[Rule]] = {}
 
 
+def registered() -> dict[str, type[Rule]]:
+    """The rules registered so far, by code (:mod:`shapecheck.rules.catalog` registers them all)."""
+    return _REGISTRY
+
+
 def register(rule: type[Rule]) -> type[Rule]:
     """Class decorator: add ``rule`` to the registry. Codes and names must be unique."""
     if not rule.code or not rule.name:
@@ -133,22 +138,6 @@ def register(rule: type[Rule]) -> type[Rule]:
     return rule
 
 
-def all_rules() -> list[type[Rule]]:
-    """Every registered rule, sorted by code. Importing :mod:`shapecheck.rules` fills the registry."""
-    import shapecheck.rules  # noqa: F401  (registers the rule modules)
-
-    return [_REGISTRY[c] for c in sorted(_REGISTRY)]
-
-
-def get_rule(code_or_name: str) -> Optional[type[Rule]]:
-    """The rule with this code (``SC101``) or name (``view-on-non-contiguous``), or ``None``."""
-    key = code_or_name.strip()
-    for rule in all_rules():
-        if rule.code == key.upper() or rule.name == key.lower():
-            return rule
-    return None
-
-
 Hook = Callable[[cst.CSTNode, Any], None]
 __all__ = [
     "EXPECT_MARKER",
@@ -157,7 +146,5 @@ __all__ = [
     "Fix",
     "Hook",
     "Rule",
-    "all_rules",
-    "get_rule",
     "register",
 ]

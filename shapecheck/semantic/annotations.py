@@ -8,6 +8,7 @@ import libcst as cst
 
 from shapecheck.semantic.facts import TENSOR, DtypeKind, Fact
 
+# jaxtyping's dtype annotations and their kinds: not a table of torch
 _F, _I, _B, _C = DtypeKind.FLOAT, DtypeKind.INT, DtypeKind.BOOL, DtypeKind.COMPLEX
 _JAX_DTYPES: dict[str, Optional[DtypeKind]] = {
     "Float": _F, "Float16": _F, "Float32": _F, "Float64": _F,

@@ -10,24 +10,16 @@ from typing import Optional
 import libcst as cst
 
 from shapecheck.semantic.annotations import annotation_fact
-from shapecheck.semantic.eval.op_names import ELEMENTWISE_BINARY, ELEMENTWISE_UNARY
 from shapecheck.semantic.evaluator import Evaluator
 from shapecheck.semantic.facts import (
     BOOL, DEVICE, FLOAT, INT, LEAF_REQUIRES_GRAD, MODULE, NO_GRAD, NON_LEAF, SIZE, STR, TENSOR, UNKNOWN, Fact,
     fresh,
 )
 from shapecheck.semantic.model import SemanticModel
-from shapecheck.semantic.prescan import MOVES
 from shapecheck.semantic.syntax import CallArgs, dotted_name, import_binding, target_names
+from shapecheck.semantic.torch_api import INPLACE_SHAPE_KEEPING_METHODS, MODULE_DEVICE_METHODS
 from shapecheck.shapes import Shape
 
-#: in-place methods that keep the receiver's shape and layout
-_INPLACE_KEEP = {n + "_" for n in ELEMENTWISE_UNARY | ELEMENTWISE_BINARY} | {
-    "copy_", "zero_", "fill_", "normal_", "uniform_", "masked_fill_", "clamp_", "index_add_",
-    "scatter_", "scatter_add_", "index_fill_", "index_copy_", "masked_scatter_", "bernoulli_",
-    "exponential_", "random_", "add_", "mul_", "div_", "sub_", "addcmul_", "addcdiv_", "lerp_",
-    "clamp_min_", "clamp_max_", "fill_diagonal_", "put_", "record_stream", "retain_grad",
-}
 _BUILTINS = frozenset(dir(builtins))
 
 
@@ -233,7 +225,7 @@ class Binder:
             if method in ("to", "cuda", "cpu", "requires_grad_"):
                 self.set(owner, self.fact(value))
             class_def = model.class_def
-            if owner == "self" and method in MOVES and class_def is not None:
+            if owner == "self" and method in MODULE_DEVICE_METHODS and class_def is not None:
                 model.class_moves.add(class_def.name.value)  # `self.cuda()` in `__init__`
             return
         if cur.kind not in (TENSOR, None):
@@ -244,7 +236,7 @@ class Binder:
                 self.set(owner, result)
             return
         if method.endswith("_") and not method.startswith("_"):
-            if method in _INPLACE_KEEP:
+            if method in INPLACE_SHAPE_KEEPING_METHODS:
                 if cur.reduction is not None:
                     self.set(owner, cur.with_(reduction=None))
                 if cur.kind == TENSOR and cur.grad == NO_GRAD and model.grad_enabled:

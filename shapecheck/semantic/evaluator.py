@@ -30,15 +30,15 @@ from shapecheck.semantic import shape_ops as O
 from shapecheck.semantic.eval import calls, elementwise, expressions, layout  # noqa: F401
 from shapecheck.semantic.eval import factories, reductions, shape_methods, tensor_methods  # noqa: F401
 from shapecheck.semantic.eval.factories import factory_sizes
-from shapecheck.semantic.eval.op_names import PYTHON_BOOL_RESULTS
 from shapecheck.semantic.eval.registry import EXPRESSIONS
 from shapecheck.semantic.eval.shape_methods import view_target, view_verdict
 from shapecheck.semantic.facts import UNKNOWN, Fact
 from shapecheck.semantic.model import SemanticModel
+from shapecheck.semantic.no_gradient import settle as settle_no_gradient
 from shapecheck.semantic.syntax import dotted_name
 from shapecheck.shapes import Dim
 
-__all__ = ["Evaluator", "PYTHON_BOOL_RESULTS", "dotted_name"]
+__all__ = ["Evaluator", "dotted_name"]
 
 #: what an inference gap may raise: the expression's value is unknown, the analysis goes on
 INFERENCE_GAPS = (RecursionError, ArithmeticError, LookupError, TypeError, ValueError, AttributeError)
@@ -69,7 +69,7 @@ class Evaluator:
                     # an inference gap must never stop the analysis: the value is unknown
                     self.model.infer_errors.append(exc)
                     f = UNKNOWN
-                f = O.without_impossible_sizes(f)
+                f = settle_no_gradient(self, expr, O.without_impossible_sizes(f))
             self.memo[key] = f
         return f
 

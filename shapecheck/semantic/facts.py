@@ -42,6 +42,12 @@ Fields (all optional):
 - ``elems``: the facts of each element of a sequence of known length.
 - ``maybe_pair``: on a value of unknown kind, ``elems`` is the ``(values, indices)`` pair it holds
   if it is a tensor's (``x.max(1)`` with ``x`` unknown: only ``.values``/``.indices`` read it).
+- ``no_gradient_from``: the value comes from an op that gives its input no useful gradient, said
+  as messages say it (``"`torch.argmax`"``, ``"a comparison"``, ``"the indices of `max`"``),
+  directly or through casts, moves and views (:mod:`~shapecheck.semantic.no_gradient`).
+- ``parameter_loop``: a :class:`ParamLoop`: the variable of ``for p in m.parameters()`` (or of
+  ``named_parameters()``): ``MODULE`` when ``m`` is known to be a module, ``GUESSED`` when only
+  the method's name says ``p`` is a parameter.
 
 The words of each closed vocabulary are :class:`Word` enums that compare, hash, print and
 serialise as their text (``Kind.TENSOR == "tensor"``, ``f"{CPU}"`` is ``cpu``).
@@ -117,6 +123,13 @@ class DtypeKind(Word):
     INT = "int"
     BOOL = "bool"
     COMPLEX = "complex"
+
+
+class ParamLoop(Word):
+    """How a loop variable is known to be a parameter: by a loop over ``.parameters()`` of..."""
+
+    MODULE = "module"  # ... an object known to be a module
+    GUESSED = "guessed"  # ... an object not known to be one (the method's name alone says it)
 
 
 @dataclass(frozen=True)
@@ -259,6 +272,10 @@ class Fact:
     elems: Optional[tuple["Fact", ...]] = _fact(join_each)
     #: ``elems`` is the ``(values, indices)`` pair of a value of unknown kind
     maybe_pair: bool = _fact(both, default=False)
+    #: the op without useful gradient that the value comes from, as messages name it
+    no_gradient_from: Optional[str] = _fact(equal)
+    #: the variable of a loop over ``.parameters()``, and whether its owner is known to be a module
+    parameter_loop: Optional[ParamLoop] = _fact(equal)
 
     def with_(self, **changes: Any) -> "Fact":
         """A copy with some fields changed."""

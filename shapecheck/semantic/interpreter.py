@@ -54,6 +54,11 @@ sets it. A module passed to a function that is not a builtin (``weight_norm(laye
 ``prune.l1_unstructured(layer, ...)``, ``to_gpu(model)``) keeps only its class.
 ``torch.equal``, ``torch.allclose``, ``x.is_contiguous()`` and the other calls of
 ``PYTHON_BOOL_RESULTS`` are Python bools.
+
+In a file that may run a backward pass, each scope also keeps what autograd saved
+(:mod:`~shapecheck.semantic.backward_saves`): updated after the hooks of each statement (and of
+each compound statement header), never during the silent loop pass, and joined at the same
+points as the bindings.
 """
 
 from __future__ import annotations
@@ -64,14 +69,15 @@ from typing import Callable, Optional, Protocol, Sequence, Union, cast
 import libcst as cst
 
 from shapecheck.semantic.annotations import annotation_fact
+from shapecheck.semantic.backward_saves import (
+    BACKWARD_WORDS, BackwardSaves, SavesTracker, join_saves, mentions_backward,
+)
 from shapecheck.semantic.bindings import Binder
 from shapecheck.semantic.eval.autograd import NOT_A_GRAD_MODE, grad_mode_of
 from shapecheck.semantic.eval.expressions import loop_element
 from shapecheck.semantic.eval.nn_modules import is_module_class
 from shapecheck.semantic.evaluator import INFERENCE_GAPS, Evaluator
-from shapecheck.semantic.facts import (
-    MODULE, Fact, fresh,
-)
+from shapecheck.semantic.facts import MODULE, Fact, ParamLoop, fresh
 from shapecheck.semantic.model import SemanticModel
 from shapecheck.semantic.prescan import prescan_module, read_file_flags, scan_statements
 from shapecheck.semantic.scopes import Env, exportable, exported, global_view, merge
@@ -179,11 +185,24 @@ class Interpreter:
         self.path: list[cst.CSTNode] = []
         #: > 0 during the silent first pass over a loop body
         self._silent = 0
+        #: the file may run a backward pass: the walk keeps what autograd saved (see
+        #: :mod:`~shapecheck.semantic.backward_saves`)
+        self._track_saves = False
+        self._saves = SavesTracker(self.fact, model.imports.resolve, lambda node: "")
+        #: the calls of the statement being walked, in source order (only while saves are kept)
+        self._calls: list[cst.Call] = []
+        #: for each loop being walked: the saves at each ``break``/``continue``
+        self._saves_exits: list[list[BackwardSaves]] = []
 
     # ------------------------------------------------------------------ driver
     def run(self, module: cst.Module, text: Optional[str] = None) -> None:
         """Analyse the whole module (``text`` is its source, when the caller has it)."""
-        read_file_flags(self.model, text if text is not None else module.code)
+        source = text if text is not None else module.code
+        read_file_flags(self.model, source)
+        self._track_saves = any(word in source for word in BACKWARD_WORDS)
+        if self._track_saves:
+            self.model.scopes.module.saves.shared.records = mentions_backward(module)
+        self._saves.source = module.code_for_node
         prescan_module(self.model, module.body)
         if not self._silent:
             self._visit_alone(module)
@@ -204,6 +223,8 @@ class Interpreter:
         tp = type(node)
         if self._watches(tp):
             self._visit(node)
+        if tp is cst.Call and self._track_saves:
+            self._calls.append(node)  # type: ignore[arg-type]
         masked = None
         if tp in _SCOPED_EXPRS:
             masked = self._mask(node)
@@ -256,6 +277,7 @@ class Interpreter:
         self.path.append(node)
         if self._watches(type(node)):
             self._visit(node)
+        self._calls = []
         for part in parts:
             if part is None:
                 continue
@@ -265,6 +287,8 @@ class Interpreter:
             else:
                 self._walk(part)  # type: ignore[arg-type]
         self.path.pop()
+        if self._track_saves:
+            self._saves.calls(self.model.scopes.top.saves, self._calls, self.model.grad_enabled)
 
     # ------------------------------------------------------------------ statements
     def _block(self, stmts: Sequence[cst.BaseStatement]) -> int:
@@ -292,8 +316,12 @@ class Interpreter:
             self._forget()
             self.statement = small
             if not self._silent:
+                self._calls = []
                 self._walk(small)
             try:
+                if self._track_saves and not self._silent:
+                    self._saves.statement(self.model.scopes.top.saves, small, self._calls,
+                                          self.model.grad_enabled)
                 self.binder.small_statement(small)
             except INFERENCE_GAPS as exc:
                 self.model.infer_errors.append(exc)
@@ -303,6 +331,8 @@ class Interpreter:
                 loop_exits = self.model.scopes.top.loop_exits
                 if loop_exits:
                     loop_exits[-1].append(dict(self.model.env))
+                if self._saves_exits and not self._silent:
+                    self._saves_exits[-1].append(self.model.scopes.top.saves.copy())
                 return LOOP_EXIT
         return NORMAL
 
@@ -315,11 +345,16 @@ class Interpreter:
     def _if(self, node: cst.If) -> int:
         model = self.model
         self._walk_header(node, node.test)
+        scope = model.scopes.top
         env0 = model.env
+        s0 = scope.saves
         model.env = dict(env0)
+        scope.saves = s0.copy()
         e1 = self._body(node.body)
         env1 = model.env
+        s1 = scope.saves
         model.env = dict(env0)
+        scope.saves = s0.copy()
         if isinstance(node.orelse, cst.If):
             e2 = self._if(node.orelse)
         elif isinstance(node.orelse, cst.Else):
@@ -328,11 +363,14 @@ class Interpreter:
         else:
             e2 = NORMAL
         env2 = model.env
+        s2 = scope.saves
         live = [e for e, ended in ((env1, e1), (env2, e2)) if not ended]
         if not live:
             model.env = merge([env1, env2])
+            scope.saves = join_saves([s1, s2])
             return max(e1, e2)
         model.env = merge(live)
+        scope.saves = join_saves([s for s, ended in ((s1, e1), (s2, e2)) if not ended])
         return NORMAL
 
     def _loop(self, node: Union[cst.For, cst.While], target: Optional[cst.BaseAssignTargetExpression],
@@ -341,6 +379,7 @@ class Interpreter:
         header = [p for p in (target, iter_expr, test) if p is not None]
         self._walk_header(node, *header)
         elem = loop_element(self.evaluator, iter_expr) if iter_expr is not None else None
+        param_var = parameter_loop(self.evaluator, target, iter_expr)
         env0 = model.env
         model.loops.append(node)
 
@@ -350,6 +389,9 @@ class Interpreter:
             self._forget()
             if target is not None:
                 self.binder.bind(target, elem if elem is not None else fresh())
+                if param_var is not None:
+                    name, how = param_var
+                    model.env[name] = model.env[name].with_(parameter_loop=how)
             loop_exits = model.scopes.top.loop_exits
             loop_exits.append([])
             self._body(node.body)
@@ -364,7 +406,12 @@ class Interpreter:
             end = one_pass(env0)
             self._silent -= 1
             entry = merge([env0, end])
+            scope = model.scopes.top
+            s0 = scope.saves
+            scope.saves = s0.copy()
+            self._saves_exits.append([])
             end = one_pass(entry)
+            scope.saves = join_saves([s0, scope.saves, *self._saves_exits.pop()])
             entry = merge([entry, end])
         model.loops.pop()
         model.env = entry
@@ -382,26 +429,36 @@ class Interpreter:
     def _try(self, node: Union[cst.Try, cst.TryStar]) -> int:
         model = self.model
         self._walk_header(node)
+        scope = model.scopes.top
         env0 = model.env
+        s0 = scope.saves
         model.env = dict(env0)
+        scope.saves = s0.copy()
         e_body = self._body(node.body)
         env_body = model.env
+        s_body = scope.saves
         outs = []
+        saves_outs = []
         for h in node.handlers:
             model.env = merge([env0, env_body])
+            scope.saves = join_saves([s0, s_body])
             self._walk_header(h, h.type)
             if h.name is not None:
                 self.binder.bind(h.name.name, fresh())
             e = self._body(h.body)
             if not e:
                 outs.append(model.env)
+                saves_outs.append(scope.saves)
         model.env = env_body
+        scope.saves = s_body
         if node.orelse is not None and not e_body:
             self._walk_header(node.orelse)
             e_body = self._body(node.orelse.body)
         if not e_body:
             outs.append(model.env)
+            saves_outs.append(scope.saves)
         model.env = merge(outs) if outs else merge([env0, env_body])
+        scope.saves = join_saves(saves_outs) if saves_outs else join_saves([s0, s_body])
         if node.finalbody is not None:
             self._walk_header(node.finalbody)
             self._body(node.finalbody.body)
@@ -428,15 +485,22 @@ class Interpreter:
     def _match(self, node: cst.Match) -> int:
         model = self.model
         self._walk_header(node, node.subject)
+        scope = model.scopes.top
         env0 = model.env
+        s0 = scope.saves
         outs = []
+        saves_outs = []
         for case in node.cases:
             model.env = dict(env0)
+            scope.saves = s0.copy()
             self._walk_header(case, case.pattern, case.guard)
             if not self._body(case.body):
                 outs.append(model.env)
+                saves_outs.append(scope.saves)
         outs.append(env0)
+        saves_outs.append(s0)
         model.env = merge(outs)
+        scope.saves = join_saves(saves_outs)
         return NORMAL
 
     def _function(self, node: cst.FunctionDef) -> int:
@@ -460,7 +524,9 @@ class Interpreter:
             m = grad_mode_of(self.evaluator, d.decorator)
             if m is not NOT_A_GRAD_MODE:
                 mode = m  # type: ignore[assignment]
-        scopes.push_function(node, env, mode)
+        frame = scopes.push_function(node, env, mode)
+        if self._track_saves:
+            frame.saves.shared.records = mentions_backward(node.body)
         try:
             self._body(node.body)
             if method_of is not None and node.name.value == "__init__":
@@ -499,7 +565,8 @@ class Interpreter:
                 scan_statements(stmt.body.body, set(), rebound, moves)
                 if moves:
                     model.class_moves.add(name)
-        model.scopes.push_class(node, is_module, rebound, model.default_grad)
+        outer_records = model.scopes.top.saves.shared.records
+        model.scopes.push_class(node, is_module, rebound, model.default_grad).saves.shared.records = outer_records
         try:
             self._body(node.body)
         finally:
@@ -507,6 +574,23 @@ class Interpreter:
         model.env.pop(name, None)
         return NORMAL
 
+
+
+def parameter_loop(ev: Evaluator, target: Optional[cst.BaseAssignTargetExpression],
+                   iter_expr: Optional[cst.BaseExpression]) -> Optional[tuple[str, ParamLoop]]:
+    """For ``for p in m.parameters()`` (or ``for name, p in m.named_parameters()``): ``("p", how
+    p is known to be a parameter)``, else ``None``."""
+    if target is None or type(iter_expr) is not cst.Call or type(iter_expr.func) is not cst.Attribute:
+        return None
+    method = iter_expr.func.attr.value
+    if method not in ("parameters", "named_parameters"):
+        return None
+    if method == "named_parameters" and type(target) is cst.Tuple and len(target.elements) == 2:
+        target = target.elements[1].value  # type: ignore[assignment]
+    if type(target) is not cst.Name:
+        return None
+    owner = ev.fact(iter_expr.func.value)
+    return target.value, ParamLoop.MODULE if owner.kind == MODULE else ParamLoop.GUESSED
 
 
 _STMT_HANDLERS: dict[type, Callable[[Interpreter, cst.CSTNode], int]] = {

@@ -6,7 +6,8 @@ of expressions. It holds
 
 - the import table (:class:`~shapecheck.semantic.imports.ImportTable`);
 - the scope stack (:class:`~shapecheck.semantic.scopes.ScopeStack`): the bindings of each scope,
-  the enclosing function, class and loops, the grad-mode stack;
+  the enclosing function, class and loops, the grad-mode stack, and what autograd saved for
+  backward in it (:mod:`~shapecheck.semantic.backward_saves`);
 - what the file's classes and functions are: which classes are ``nn.Module`` subclasses, the
   ``self.x`` facts each ``__init__`` exports, the classes with a method that moves ``self``, and
   the shapes that module-level functions promise through jaxtyping annotations;

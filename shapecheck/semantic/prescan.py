@@ -12,9 +12,8 @@ from shapecheck.semantic.annotations import annotation_fact
 from shapecheck.semantic.imports import ImportTable
 from shapecheck.semantic.model import SemanticModel, Signature
 from shapecheck.semantic.syntax import all_params, dotted_name, sub_blocks, target_names
+from shapecheck.semantic.torch_api import MODULE_DEVICE_METHODS
 
-#: methods that move a module's parameters to another device
-MOVES = frozenset({"to", "cuda", "cpu", "xpu", "mps", "to_empty", "ipu"})
 
 _GRAD_SWITCH = re.compile(r"[ \t]*(?:[\w.]+[ \t]*=[ \t]*)?[\w.]*set_grad_enabled\(\s*(?!True\s*\))")
 _WITH_LINE = re.compile(r"[ \t]*(?:async[ \t]+)?with\b")
@@ -151,5 +150,5 @@ def moves_self(value: object) -> bool:
     if not isinstance(value, cst.Call):
         return False
     func = value.func
-    return isinstance(func, cst.Attribute) and func.attr.value in MOVES and isinstance(func.value, cst.Name) \
-        and func.value.value == "self"
+    return isinstance(func, cst.Attribute) and func.attr.value in MODULE_DEVICE_METHODS \
+        and isinstance(func.value, cst.Name) and func.value.value == "self"

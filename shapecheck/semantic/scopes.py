@@ -18,6 +18,7 @@ from typing import Callable, Iterable, Optional
 
 import libcst as cst
 
+from shapecheck.semantic.backward_saves import BackwardSaves
 from shapecheck.semantic.facts import DEVICE, MODULE, OPTIMIZER, TENSOR, LEAF_REQUIRES_GRAD, Fact, join
 from shapecheck.shapes import Shape
 
@@ -32,7 +33,7 @@ class Scope:
     """One frame: the bindings of a module, class body or function, and the walk's place in it."""
 
     __slots__ = ("kind", "node", "env", "body_env", "function", "class_def", "in_module_class",
-                 "in_forward", "loops", "grad", "loop_exits", "rebound_attrs")
+                 "in_forward", "loops", "grad", "loop_exits", "rebound_attrs", "saves")
 
     def __init__(
         self,
@@ -66,6 +67,8 @@ class Scope:
         self.loop_exits = loop_exits
         #: in a class scope: the ``self.x`` keys that a method other than ``__init__`` assigns
         self.rebound_attrs = rebound_attrs
+        #: what autograd saved for backward along the walk's path (replaced at joins, as ``env``)
+        self.saves = BackwardSaves()
 
 
 class ScopeStack:

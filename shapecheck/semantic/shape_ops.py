@@ -12,29 +12,20 @@ from shapecheck import strides as L
 from shapecheck.broadcast import broadcast_shapes
 from shapecheck.errors import ShapeCheckError
 from shapecheck.semantic.facts import CONTIGUOUS, NON_CONTIGUOUS, TENSOR, DtypeKind, Fact
+from shapecheck.semantic.torch_api import CAST_METHODS, DTYPE_KIND_ORDER, DTYPE_KINDS
 from shapecheck.shapes import Dim, Shape
 
-#: dtype names (the attribute after ``torch.``) by kind
-DTYPE_KIND: dict[str, DtypeKind] = {}
-for _n in ("float16", "float32", "float64", "bfloat16", "half", "float", "double", "float8_e4m3fn",
-           "float8_e5m2"):
-    DTYPE_KIND[_n] = DtypeKind.FLOAT
-for _n in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "long", "int",
-           "short"):
-    DTYPE_KIND[_n] = DtypeKind.INT
-for _n in ("complex64", "complex128", "cfloat", "cdouble", "complex32", "chalf"):
-    DTYPE_KIND[_n] = DtypeKind.COMPLEX
-DTYPE_KIND["bool"] = DtypeKind.BOOL
 
-#: tensor methods that cast the dtype (and keep the layout)
-_F, _I, _B, _C = DtypeKind.FLOAT, DtypeKind.INT, DtypeKind.BOOL, DtypeKind.COMPLEX
-CAST_METHODS: dict[str, DtypeKind] = {
-    "float": _F, "double": _F, "half": _F, "bfloat16": _F,
-    "long": _I, "int": _I, "short": _I, "byte": _I, "char": _I, "bool": _B,
-    "cfloat": _C, "cdouble": _C,
-}
+def dtype_kind(name: str) -> Optional[DtypeKind]:
+    """The kind of the dtype ``torch.<name>`` (``"float16"`` -> float), ``None`` for another name."""
+    kind = DTYPE_KINDS.get(name)
+    return None if kind is None else DtypeKind(kind)
 
-_KIND_RANK = {"bool": 0, "int": 1, "float": 2, "complex": 3}
+
+def cast_kind(method: str) -> Optional[DtypeKind]:
+    """The dtype kind that the tensor method ``method`` casts to (``"long"`` -> int), or ``None``."""
+    kind = CAST_METHODS.get(method)
+    return None if kind is None else DtypeKind(kind)
 
 
 def promote(kinds: Sequence[Optional[DtypeKind]]) -> Optional[DtypeKind]:
@@ -43,7 +34,7 @@ def promote(kinds: Sequence[Optional[DtypeKind]]) -> Optional[DtypeKind]:
     for k in kinds:
         if k is None:
             return None
-        if best is None or _KIND_RANK[k] > _KIND_RANK[best]:
+        if best is None or DTYPE_KIND_ORDER.index(k) > DTYPE_KIND_ORDER.index(best):
             best = k
     return best
 

@@ -33,6 +33,9 @@ INT_DTYPES = frozenset(name for name, kind in DTYPE_KINDS.items() if kind == "in
 BOOL_DTYPES = frozenset(name for name, kind in DTYPE_KINDS.items() if kind == "bool")
 FLOAT_DTYPES = frozenset(name for name, kind in DTYPE_KINDS.items() if kind == "float")
 COMPLEX_DTYPES = frozenset(name for name, kind in DTYPE_KINDS.items() if kind == "complex")
+#: The dtype kinds in torch's promotion order: an elementwise op of tensors of two kinds gives the
+#: later kind (``int`` with ``float`` gives ``float``).
+DTYPE_KIND_ORDER = ("bool", "int", "float", "complex")
 
 # --- factories ------------------------------------------------------------------------------
 
@@ -50,6 +53,12 @@ SIZE_ARGUMENT_FACTORIES = frozenset({"zeros", "ones", "empty", "rand", "randn"})
 SIZED_FACTORIES = frozenset({
     "zeros", "ones", "empty", "rand", "randn", "full", "randint", "empty_strided", "randperm",
     "eye", "linspace", "logspace",
+})
+#: Factories whose sizes are separate arguments: the (position, keyword) of each
+#: (``torch.eye(n, m)``, ``torch.randperm(n)``, ``torch.linspace(start, end, steps)``).
+FACTORY_SIZE_PARAMETERS: Mapping[str, tuple[tuple[int, str], ...]] = MappingProxyType({
+    "eye": ((0, "n"), (1, "m")), "randperm": ((0, "n"),), "linspace": ((2, "steps"),),
+    "logspace": ((2, "steps"),),
 })
 #: Factories whose result has the default float dtype when no ``dtype=`` is given.
 #: ``full`` is not one: its dtype follows the fill value (``torch.full((2,), 1)`` is int64).
@@ -179,6 +188,9 @@ ELEMENTWISE_UNARY = frozenset({
 SHAPE_KEEPING_NOT_ELEMENTWISE = frozenset({"softmax", "log_softmax", "cumsum", "cumprod", "masked_fill"})
 #: Every one-tensor op whose result has its input's shape.
 SHAPE_KEEPING_UNARY = ELEMENTWISE_UNARY | SHAPE_KEEPING_NOT_ELEMENTWISE
+#: One-tensor ops that never give an integer tensor: on one they give a float tensor (or raise,
+#: as ``softmax`` does).
+NEVER_INTEGER_UNARY = frozenset({"sigmoid", "softmax", "log_softmax", "exp", "log", "sqrt", "rsqrt", "tanh"})
 #: Elementwise ops of two operands (torch function and Tensor method): the result has their
 #: broadcast shape.
 ELEMENTWISE_BINARY = frozenset({

@@ -6,7 +6,7 @@ import pytest
 
 from shapecheck.engine.runner import lint_text
 from shapecheck.engine.noqa import ALL, is_suppressed, parse_comment, suppressions
-from shapecheck.rules.base import get_rule
+from shapecheck.rules.catalog import get_rule
 
 SC101 = get_rule("SC101")
 LINE = "import torch\nx = torch.randn(3, 4)\ny = x.t().view(12){comment}\n"

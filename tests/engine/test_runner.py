@@ -12,7 +12,8 @@ from conftest import BAD, GOOD, write_tree
 from shapecheck.engine import runner as lint
 from shapecheck.engine.config import Selectors, build_settings
 from shapecheck.engine.runner import fix_text, lint_text
-from shapecheck.rules.base import Fix, Rule, get_rule
+from shapecheck.rules.base import Fix, Rule
+from shapecheck.rules.catalog import get_rule
 from shapecheck.engine.sources import SourceError, decode_source
 
 SC101 = get_rule("SC101")

@@ -177,7 +177,7 @@ def test_rule_page_by_code_and_name(cli, tmp_path):
 
 
 def test_rule_all_lists_every_rule(cli, tmp_path):
-    from shapecheck.rules.base import all_rules
+    from shapecheck.rules.catalog import all_rules
 
     result = cli(["rule", "--all"], tmp_path)
     assert result.rc == 0

@@ -16,7 +16,7 @@ from conftest import REPO
 
 from shapecheck.engine.config import Selectors
 from shapecheck.engine.runner import lint_text
-from shapecheck.rules.base import all_rules
+from shapecheck.rules.catalog import all_rules
 
 EXAMPLES = REPO / "examples"
 RULES = all_rules()

@@ -30,7 +30,7 @@ def test_json_loads_with_the_documented_keys(cli, tmp_path):
 
 
 def test_sarif_has_the_required_structure(cli, tmp_path):
-    from shapecheck.rules.base import all_rules
+    from shapecheck.rules.catalog import all_rules
 
     log = json.loads(cli(["lint", "--format", "sarif", "."], _tree(tmp_path)).out)
     assert log["version"] == "2.1.0"

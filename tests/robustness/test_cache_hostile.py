@@ -24,7 +24,7 @@ from conftest import BAD, GOOD, run_cli_subprocess, write_tree
 from shapecheck.engine import cache
 from shapecheck.engine import runner as lint
 from shapecheck.engine.config import Selectors, build_settings, find_project_root, registry_infos, selected_codes
-from shapecheck.rules.base import get_rule
+from shapecheck.rules.catalog import get_rule
 
 CACHE = ".shapecheck_cache"
 MARK = b"shapecheck-cache "

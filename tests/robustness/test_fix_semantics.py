@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from shapecheck.engine.runner import fix_text, lint_text
-from shapecheck.rules.base import all_rules, get_rule
+from shapecheck.rules.catalog import all_rules, get_rule
 
 FIXABLE = ("SC101", "SC303", "SC309", "SC402", "SC403", "SC404", "SC605")
 #: the outcome does not change

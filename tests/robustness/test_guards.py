@@ -194,7 +194,7 @@ def test_deep_programs_get_the_same_answer_with_any_number_of_jobs(tmp_path):
 
 def test_the_answer_does_not_depend_on_the_depth_of_the_callers_stack(tmp_path):
     from shapecheck.engine.runner import lint_text
-    from shapecheck.rules.base import all_rules
+    from shapecheck.rules.catalog import all_rules
 
     texts = [f"import torch\nx = torch.zeros(2, 3)\n{line}\nz = y.view(5)\n" for line in DEEP_PROGRAMS.values()]
     rules = all_rules()

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from shapecheck.engine.checker import analyze
 from shapecheck.engine.runner import lint_text
-from shapecheck.rules.base import all_rules, get_rule
+from shapecheck.rules.catalog import all_rules, get_rule
 
 torch = pytest.importorskip("torch")
 

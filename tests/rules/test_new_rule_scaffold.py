@@ -51,7 +51,7 @@ def test_scaffold_creates_three_files_and_registers_the_rule(tree, capsys):
     assert "    sc605_inverse_then_matmul,\n    sc607_some_rule_name,\n)\n" in catalog
     probe = (
         "from shapecheck.engine.runner import lint_text\n"
-        "from shapecheck.rules.base import get_rule\n"
+        "from shapecheck.rules.catalog import get_rule\n"
         "rule = get_rule('SC607')\n"
         "assert rule.__name__ == 'SomeRuleName' and rule.name == 'some-rule-name', rule\n"
         "assert rule.valid_examples() == [] and rule.invalid_examples() == []\n"

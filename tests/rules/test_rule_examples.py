@@ -12,7 +12,8 @@ import pytest
 
 from shapecheck.engine.config import ENGINE_CODES
 from shapecheck.engine.runner import fix_text, lint_text
-from shapecheck.rules.base import EXPECT_MARKER, all_rules
+from shapecheck.rules.base import EXPECT_MARKER
+from shapecheck.rules.catalog import all_rules
 
 RULES = all_rules()
 SECTIONS = ("## What it does", "## Why is this bad?", "## Example", "## Use instead")

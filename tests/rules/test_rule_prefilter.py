@@ -2,7 +2,7 @@
 
 import libcst as cst
 
-from shapecheck.rules.base import all_rules, get_rule
+from shapecheck.rules.catalog import all_rules, get_rule
 from shapecheck.engine.checker import analyze
 
 

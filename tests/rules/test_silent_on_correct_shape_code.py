@@ -8,7 +8,7 @@ import textwrap
 import pytest
 
 from shapecheck.engine.runner import lint_text
-from shapecheck.rules.base import all_rules
+from shapecheck.rules.catalog import all_rules
 
 RULES = [r for r in all_rules() if r.code.startswith(("SC1", "SC2", "SC5")) and r.code != "SC205"]
 

@@ -7,7 +7,7 @@ import pytest
 
 from shapecheck.engine.config import Selectors, selected_rules
 from shapecheck.engine.runner import lint_text
-from shapecheck.rules.base import all_rules
+from shapecheck.rules.catalog import all_rules
 
 FAMILY = [r for r in all_rules() if r.code.startswith(("SC1", "SC2", "SC5"))]
 ALL_SC125 = selected_rules([Selectors(extend_select=["SC205"])])

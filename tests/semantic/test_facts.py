@@ -17,7 +17,7 @@ from shapecheck.semantic import facts
 from shapecheck.semantic.facts import (
     BOOL, CONTIGUOUS, CPU, CUDA, DEVICE, FLOAT, INT, LEAF_REQUIRES_GRAD, MAYBE_CUDA, MODULE, MPS,
     NO_GRAD, NON_CONTIGUOUS, NON_LEAF, OPTIMIZER, SIZE, STR, TENSOR, TUPLE, UNKNOWN, Device,
-    DtypeKind, Fact, Grad, KeptWith, Kind, Layout, Reduction, SameDeviceAs, fresh, join,
+    DtypeKind, Fact, Grad, KeptWith, Kind, Layout, ParamLoop, Reduction, SameDeviceAs, fresh, join,
 )
 from shapecheck.shapes import Shape
 
@@ -199,6 +199,8 @@ _POOLS = {
     "trainable": [True, False],
     "is_scalar_cpu": [True],
     "maybe_pair": [True],
+    "no_gradient_from": ["`torch.argmax`", "a comparison"],
+    "parameter_loop": list(ParamLoop),
 }
 _SHARED = [Fact(kind=INT, value=2), Fact(kind=TENSOR)]
 _SOURCE = Fact(kind=TENSOR)

@@ -9,7 +9,7 @@ from semantic_probe import HEAD
 
 import shapecheck.rules  # noqa: F401  (registers the rules)
 from shapecheck.engine.runner import lint_text
-from shapecheck.rules.base import all_rules
+from shapecheck.rules.catalog import all_rules
 
 
 @pytest.mark.parametrize(

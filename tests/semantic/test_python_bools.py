@@ -27,20 +27,3 @@ def test_elementwise_comparisons_stay_tensors_and_unknown_receivers_stay_unknown
     seen = facts("x = torch.randn(2, 3)\nreveal(torch.eq(x, x))\nreveal(x.ne(x))\nreveal(a.is_contiguous())\n")
     assert [(f.kind, f.dtype_kind) for f in seen] == [(TENSOR, "bool"), (TENSOR, "bool"), (None, None)]
     assert [str(f.shape.dims) for f in seen[:2]] == ["(2, 3)", "(2, 3)"]
-
-
-def test_python_bool_tables_match_torch():
-    torch = pytest.importorskip("torch")
-    from shapecheck.semantic.eval import op_names
-
-    x = torch.randn(2, 3)
-    for name in op_names.PYTHON_BOOL_RESULTS:
-        fn = getattr(torch, name, None)
-        assert fn is not None or hasattr(torch.Tensor, name), name
-    for name in op_names.BOOL_ATTRS:
-        assert isinstance(getattr(x, name), bool), name
-    for dotted in op_names.TORCH_BOOL_FUNCTIONS:
-        obj = torch
-        for part in dotted.split("."):
-            obj = getattr(obj, part)
-        assert isinstance(obj(), bool), dotted

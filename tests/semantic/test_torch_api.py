@@ -98,6 +98,15 @@ def test_dtype_kind_sets_split_the_kinds():
     assert "cfloat" in api.COMPLEX_DTYPES and "cfloat" not in api.FLOAT_DTYPES
 
 
+def test_dtype_kind_order_is_the_promotion_order():
+    one_of = {"bool": torch.tensor([True]), "int": torch.tensor([1]), "float": torch.tensor([1.0]),
+              "complex": torch.tensor([1j])}
+    assert set(api.DTYPE_KIND_ORDER) == set(one_of)
+    for low, kind in enumerate(api.DTYPE_KIND_ORDER):
+        for high in api.DTYPE_KIND_ORDER[low:]:
+            assert _kind((one_of[kind] + one_of[high]).dtype) == high, (kind, high)
+
+
 @pytest.mark.parametrize("method", sorted(api.CAST_METHODS))
 def test_cast_methods_cast_to_their_kind_and_keep_the_receiver(method):
     x = _sample()
@@ -154,6 +163,17 @@ def test_sized_factories_all_have_a_negative_size_probe():
 def test_sized_factories_refuse_a_negative_size(name):
     with pytest.raises(RuntimeError):
         _NEGATIVE_SIZE_CALLS[name]()
+
+
+@pytest.mark.parametrize("name", sorted(api.FACTORY_SIZE_PARAMETERS))
+def test_factory_size_parameters_sit_where_the_table_says(name):
+    parameters = api.FACTORY_SIZE_PARAMETERS[name]
+    sizes = (2, 3)[:len(parameters)]
+    leading = (0, 1)[:min(position for position, _ in parameters)]
+    by_position = getattr(torch, name)(*leading, *sizes)
+    by_keyword = getattr(torch, name)(*leading, **{keyword: size for (_, keyword), size in zip(parameters, sizes)})
+    assert by_position.shape == by_keyword.shape == sizes
+    assert [position for position, _ in parameters] == list(range(len(leading), len(leading) + len(sizes)))
 
 
 @pytest.mark.parametrize("name", sorted(api.FLOAT_DEFAULT_FACTORIES))
@@ -282,6 +302,24 @@ def test_inplace_methods_are_every_public_underscore_method():
     public = {m for m in dir(T) if m.endswith("_") and not m.startswith("_")}
     assert api.INPLACE_METHODS | api.NOT_VALUE_CHANGING_UNDERSCORE_METHODS == public
     assert not api.INPLACE_METHODS & api.NOT_VALUE_CHANGING_UNDERSCORE_METHODS
+
+
+@pytest.mark.parametrize("method,args", [
+    ("add_", (1,)), ("mul_", (2,)), ("zero_", ()), ("fill_", (0.0,)), ("relu_", ()), ("clamp_", (0, 1)),
+    ("normal_", ()), ("uniform_", ()), ("copy_", None), ("t_", ()),
+])
+def test_inplace_methods_refuse_a_leaf_that_requires_grad_unless_grad_is_off(method, args):
+    w = torch.randn(2, 2, requires_grad=True)
+    args = (torch.zeros(2, 2),) if args is None else args
+    with pytest.raises(RuntimeError, match="leaf Variable"):
+        getattr(w, method)(*args)
+    with torch.no_grad():
+        getattr(w, method)(*args)
+
+
+@pytest.mark.parametrize("method", sorted(api.NOT_VALUE_CHANGING_UNDERSCORE_METHODS))
+def test_not_value_changing_underscore_methods_are_fine_on_a_leaf(method):
+    getattr(torch.randn(2, 2, requires_grad=True), method)()
 
 
 def test_inplace_subsets():
@@ -456,6 +494,15 @@ def test_shape_keeping_ops_that_are_not_elementwise(name):
     if name != "masked_fill":
         assert not torch.allclose(out[:, 1:2], _unary(name, x[:, 1:2].clone()))
     assert api.SHAPE_KEEPING_UNARY == api.ELEMENTWISE_UNARY | api.SHAPE_KEEPING_NOT_ELEMENTWISE
+
+
+@pytest.mark.parametrize("name", sorted(api.NEVER_INTEGER_UNARY))
+def test_never_integer_unary_ops_give_floats_or_raise_on_integers(name):
+    try:
+        out = _unary(name, _ints())
+    except RuntimeError:
+        return
+    assert out.dtype == torch.get_default_dtype()
 
 
 def _binary_operands(name: str):

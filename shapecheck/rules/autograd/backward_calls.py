@@ -7,7 +7,7 @@ from typing import Optional
 import libcst as cst
 
 from shapecheck.rules.helpers.calls import keyword, method_call, positional, torch_name
-from shapecheck.rules.helpers.walk import walk
+from shapecheck.semantic.backward_saves import BACKWARD_WORDS as SEMANTIC_BACKWARD_WORDS
 from shapecheck.semantic.torch_api import BACKWARD_FUNCTIONS
 
 
@@ -29,16 +29,6 @@ def backward_root(ctx, node: cst.Call) -> Optional[cst.BaseExpression]:
     return None
 
 
-def calls_backward(scope: cst.CSTNode) -> bool:
-    """True when ``scope`` (a function or the module, nested functions aside) mentions
-    ``backward`` or ``grad`` as an attribute: only then can SC302 find anything to report."""
-    body = scope.body if isinstance(scope, cst.FunctionDef) else scope
-    for node in walk(body):
-        if isinstance(node, cst.Attribute) and node.attr.value in ("backward", "grad"):
-            return True
-    return False
-
-
 #: A backward pass is written `.backward(`, `torch.autograd.backward/grad` (however imported) or
 #: reads `.grad`: the rules that need one skip files with none of these words.
-BACKWARD_WORDS = ("backward", "autograd", ".grad")
+BACKWARD_WORDS = SEMANTIC_BACKWARD_WORDS

@@ -6,12 +6,11 @@ from typing import Optional
 
 import libcst as cst
 
-from shapecheck.rules.autograd.parameters import guessed_parameter, parameter_loop
+from shapecheck.rules.autograd.parameters import guessed_parameter, parameter_by_loop
 from shapecheck.rules.base import Example, Fix, Rule, register
 from shapecheck.rules.helpers.calls import dotted_name, method_call
 from shapecheck.rules.helpers.messages import short
-from shapecheck.rules.helpers.scopes import scope_of
-from shapecheck.semantic.torch_api import LAYER_PARAMETER_NAMES
+from shapecheck.semantic.torch_api import LAYER_PARAMETER_NAMES, TENSOR_METADATA_ATTRIBUTES, TENSOR_METADATA_METHODS
 
 
 def _is_data_attr(expr: cst.BaseExpression) -> bool:
@@ -30,9 +29,9 @@ def _swaps_storage(statement: Optional[cst.CSTNode]) -> bool:
     return False
 
 
+# the reads of `.data` this rule lets pass as copies: its choice, not a table of torch
 _DETACH_SAFE = {"numpy", "cpu", "clone", "tolist", "item"}
-_METADATA = {"shape", "dtype", "device", "ndim", "is_cuda", "layout", "size", "dim", "numel",
-             "nelement", "stride", "data_ptr", "element_size", "is_contiguous", "storage_offset"}
+_METADATA = TENSOR_METADATA_ATTRIBUTES | TENSOR_METADATA_METHODS
 
 
 @register
@@ -105,18 +104,9 @@ gradient. It is safe where `t` is known to be a tensor that requires grad, and u
 
     def __init__(self) -> None:
         self._done: set[int] = set()
-        self._param_names: set[tuple[int, str]] = set()
-        self._guessed: set[tuple[int, str]] = set()
 
-    def visit_For(self, node: cst.For, ctx) -> None:
-        """Remembers the variable of ``for p in m.parameters()``: a parameter by its loop."""
-        loop = parameter_loop(node, ctx)
-        if loop is not None:
-            self._param_names.add(loop[0])
-            if not loop[1]:
-                self._guessed.add(loop[0])
-
-    def _is_tensor(self, expr: cst.BaseExpression, ctx, node: cst.CSTNode) -> bool:
+    @staticmethod
+    def _is_tensor(expr: cst.BaseExpression, ctx) -> bool:
         """True when ``expr`` is a tensor that requires grad, or a parameter by its name."""
         if isinstance(expr, cst.Attribute) and expr.attr.value == "grad":
             return False  # `p.grad.data`: a gradient does not require grad itself
@@ -125,9 +115,7 @@ gradient. It is safe where `t` is known to be a tensor that requires grad, and u
             return fact.requires_grad
         if isinstance(expr, cst.Attribute) and expr.attr.value in LAYER_PARAMETER_NAMES:
             return True
-        if isinstance(expr, cst.Name):
-            return (id(scope_of(ctx, node).function), expr.value) in self._param_names
-        return False
+        return parameter_by_loop(expr, ctx)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         """``t.data.numpy()`` and the other conversions of ``t.data``, with the ``.detach()`` fix."""
@@ -135,14 +123,15 @@ gradient. It is safe where `t` is known to be a tensor that requires grad, and u
         if call is None or call[1] not in _DETACH_SAFE or not _is_data_attr(call[0]):
             return
         attr = call[0]
-        if not self._is_tensor(attr.value, ctx, node):
+        if not isinstance(attr, cst.Attribute):
+            return
+        if not self._is_tensor(attr.value, ctx):
             return
         self._done.add(id(attr))
         # Safe where the facts show a tensor that requires grad; a parameter known only by its
         # name (`.weight`, a loop over `.parameters()`) may be something else with a `.data`
         # (a NumPy array's is a memoryview, with `.tolist()`), which has no `.detach()`.
-        proven = ctx.fact(attr.value).requires_grad is True and not guessed_parameter(
-            self._guessed, attr.value, ctx, node)
+        proven = ctx.fact(attr.value).requires_grad is True and not guessed_parameter(attr.value, ctx)
         fix = Fix(attr, cst.Call(func=cst.Attribute(value=attr.value, attr=cst.Name("detach"))), safe=proven)
         name = short(ctx, attr.value)
         ctx.report(
@@ -156,16 +145,16 @@ gradient. It is safe where `t` is known to be a tensor that requires grad, and u
         """Any other ``t.data`` that reads or changes the values of a tensor that requires grad."""
         if node.attr.value != "data" or id(node) in self._done:
             return
-        parent = getattr(ctx, "parent", None)
+        parent = ctx.parent
         if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in _METADATA:
             return  # `w.data.shape`, `w.data.size()`: metadata, the values are not touched
-        if isinstance(parent, cst.AssignTarget) or _swaps_storage(getattr(ctx, "statement", None)):
+        if isinstance(parent, cst.AssignTarget) or _swaps_storage(ctx.statement):
             return  # `w.data = f(w.data)`: swaps the storage, the one use with no plain replacement
-        ancestors = getattr(ctx, "ancestors", ())
+        ancestors = ctx.ancestors
         if len(ancestors) >= 2 and isinstance(parent, cst.Arg) and isinstance(ancestors[-2], cst.Call):
             if dotted_name(ancestors[-2].func) in ("isinstance", "type"):
                 return  # `isinstance(w.data, DTensor)`: a type check
-        if not self._is_tensor(node.value, ctx, node):
+        if not self._is_tensor(node.value, ctx):
             return
         name = short(ctx, node.value)
         ctx.report(

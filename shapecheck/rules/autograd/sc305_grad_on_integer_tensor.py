@@ -6,12 +6,11 @@ from typing import Optional
 
 import libcst as cst
 
-from shapecheck.rules import torch_ops as ops
 from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.calls import is_name, keyword, method_call, positional, torch_name
 from shapecheck.rules.helpers.messages import short
 from shapecheck.rules.helpers.tensors import tensor_fact
-from shapecheck.semantic.torch_api import PARAMETER_CLASSES
+from shapecheck.semantic.torch_api import BOOL_DTYPES, FACTORIES, INT_DEFAULT_FACTORIES, INT_DTYPES, PARAMETER_CLASSES
 
 
 def _factory_dtype_kind(ctx, node: cst.Call, factory: str) -> Optional[str]:
@@ -19,12 +18,12 @@ def _factory_dtype_kind(ctx, node: cst.Call, factory: str) -> Optional[str]:
     dtype = keyword(node, "dtype")
     if dtype is not None:
         qual = torch_name(ctx, dtype.value)
-        if qual in ops.INT_DTYPES:
+        if qual in INT_DTYPES:
             return "int"
-        if qual in ops.BOOL_DTYPES:
+        if qual in BOOL_DTYPES:
             return "bool"
         return None
-    if factory in ("randint", "randperm"):
+    if factory in INT_DEFAULT_FACTORIES:
         return "int"
     args = positional(node)
     if factory in ("tensor", "as_tensor") and args:
@@ -105,7 +104,7 @@ w = torch.tensor([1, 2], dtype=torch.float32, requires_grad=True)
         """Integer or boolean factories with ``requires_grad=True``, and
         ``nn.Parameter``/``.requires_grad_()`` of such a tensor."""
         name = torch_name(ctx, node.func)
-        if name in ops.FACTORIES:
+        if name in FACTORIES:
             rg = keyword(node, "requires_grad")
             if rg is None or not is_name(rg.value, "True"):
                 return

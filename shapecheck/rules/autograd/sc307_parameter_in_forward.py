@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from shapecheck.rules import torch_ops as ops
 from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.calls import is_name, keyword, torch_name
 from shapecheck.rules.helpers.scopes import scope_of
-from shapecheck.semantic.torch_api import PARAMETER_CLASSES
+from shapecheck.semantic.torch_api import FACTORIES, PARAMETER_CLASSES
 
 
 @register
@@ -71,7 +70,7 @@ class Net(nn.Module):
             return
         if name in PARAMETER_CLASSES:
             what = "`nn.Parameter(...)`"
-        elif name in ops.FACTORIES:
+        elif name in FACTORIES:
             rg = keyword(node, "requires_grad")
             if rg is None or not is_name(rg.value, "True"):
                 return

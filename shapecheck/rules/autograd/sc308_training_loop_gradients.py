@@ -7,17 +7,14 @@ import re
 
 import libcst as cst
 
-from shapecheck.rules import torch_ops as ops
 from shapecheck.rules.autograd.backward_calls import backward_root
-from shapecheck.rules.autograd.graph_rule import GraphRule
-from shapecheck.rules.autograd_graph import names_read
-from shapecheck.rules.base import register
+from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.calls import dotted_name, is_name, keyword, method_call, positional, torch_name
 from shapecheck.rules.helpers.messages import short
-from shapecheck.rules.helpers.scopes import scope_of
 from shapecheck.rules.helpers.walk import walk
+from shapecheck.semantic.saved_tensors import names_read
 from shapecheck.semantic.facts import LEAF_REQUIRES_GRAD, NO_GRAD, OPTIMIZER
-from shapecheck.semantic.torch_api import PARAMETER_CLASSES
+from shapecheck.semantic.torch_api import FACTORIES, PARAMETER_CLASSES
 
 _OPTIMIZER_NAME = re.compile(r"(^|_)(opt|optim|optimizer|optimiser)(s|\d*)?($|_)", re.IGNORECASE)
 
@@ -55,7 +52,7 @@ def _retains(node: cst.Call) -> bool:
 
 
 @register
-class TrainingLoopGradients(GraphRule):
+class TrainingLoopGradients(Rule):
     """SC308: gradients never cleared in a training loop, or `backward()` twice on one graph."""
     code = "SC308"
     needs = ("backward",)
@@ -124,14 +121,8 @@ losses and call `backward()` once.
         "        optimizer.zero_grad()\n",
     )
 
-    track_saves = False
-
     def __init__(self) -> None:
-        super().__init__()
         self._reported: set[int] = set()
-        # per (function id, name, version): the first backward() on it that did not retain
-        self._backwards: dict[tuple[int, str, int], cst.Call] = {}
-        self._blocks: dict[int, tuple[int, ...]] = {}
 
     # -- missing zero_grad ------------------------------------------------------------------
     def _loop(self, node: cst.CSTNode, ctx) -> None:
@@ -173,52 +164,29 @@ losses and call `backward()` once.
         self._loop(node, ctx)
 
     # -- backward twice ---------------------------------------------------------------------
-    def visit_Assign(self, node: cst.Assign, ctx) -> None:
-        """Binds names to the values a later ``backward()`` may start from."""
-        self.assigned(node, [t.target for t in node.targets], node.value, ctx)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign, ctx) -> None:
-        """An annotated assignment binds its name, as a plain one does."""
-        if node.value is not None:
-            self.assigned(node, [node.target], node.value, ctx)
-
-    def visit_AugAssign(self, node: cst.AugAssign, ctx) -> None:
-        """``loss += x`` starts a new binding of ``loss``."""
-        dotted = dotted_name(node.target)
-        if dotted is not None:
-            graph = self.graph(ctx, node)
-            graph.rebind(dotted)
-
     def visit_Call(self, node: cst.Call, ctx) -> None:
-        """A second ``backward()`` through a graph that an earlier one freed, or one in a loop on a
-        graph built before it."""
+        """A second ``backward()`` through a graph that an earlier one freed on every path here, or
+        one in a loop on a graph built before it."""
         call = method_call(node)
         if call is None or call[1] != "backward" or torch_name(ctx, node.func) is not None:
             return
         dotted = dotted_name(call[0])
         if dotted is None:
             return
-        graph = self.graph(ctx, node)
-        binding = graph.binding(dotted)
-        value = graph.assigned_from.get(binding)
-        if value is None or not self._computed(value, ctx):
+        values = ctx.assigned_values(dotted)
+        if not values or not all(self._computed(value, ctx) for value in values):
             return
         fact = ctx.fact(call[0])
         if fact.grad in (LEAF_REQUIRES_GRAD, NO_GRAD):
             return
-        scope = scope_of(ctx, node)
-        key = (id(scope.function), binding[0], binding[1])
-        earlier = self._backwards.get(key)
-        if earlier is not None and self._same_path(earlier, node, scope.function or ctx.module):
+        if ctx.freed_by_backward(dotted) is not None:
             self._report_twice(node, dotted, "a second time", ctx)
             return
         if _retains(node):
             return
-        loop = scope.loop
+        loop = ctx.loop
         if loop is not None and not self._assigned_in(loop, dotted, ctx):
             self._report_twice(node, dotted, "on every iteration of this loop", ctx)
-            return
-        self._backwards.setdefault(key, node)
 
     def _report_twice(self, node: cst.Call, name: str, when: str, ctx) -> None:
         if id(node) in self._reported:
@@ -238,7 +206,7 @@ losses and call `backward()` once.
             return True
         if isinstance(value, cst.Call):
             name = torch_name(ctx, value.func)
-            return name is None or name not in ops.FACTORIES | PARAMETER_CLASSES
+            return name is None or name not in FACTORIES | PARAMETER_CLASSES
         return False
 
     def _assigned_in(self, loop: cst.CSTNode, name: str, ctx) -> bool:
@@ -252,31 +220,3 @@ losses and call `backward()` once.
             elif isinstance(inner, (cst.For, cst.CompFor)) and name in names_read(inner.target):
                 return True
         return False
-
-    @staticmethod
-    def _same_path(first: cst.Call, second: cst.Call, root: cst.CSTNode) -> bool:
-        """True when every run that reaches ``second`` ran ``first`` before it."""
-        chain_first = _block_chain(root, first)
-        chain_second = _block_chain(root, second)
-        return chain_first == chain_second[: len(chain_first)]
-
-
-def _block_chain(root: cst.CSTNode, node: cst.CSTNode) -> tuple[int, ...]:
-    """Ids of the statement blocks between ``root`` (its function) and ``node``, outermost first."""
-    chain: list[int] = []
-    _find(root, node, chain)
-    return tuple(chain)
-
-
-def _find(current: cst.CSTNode, target: cst.CSTNode, chain: list[int]) -> bool:
-    if current is target:
-        return True
-    for child in current.children:
-        pushed = isinstance(child, (cst.IndentedBlock, cst.SimpleStatementSuite))
-        if pushed:
-            chain.append(id(child))
-        if _find(child, target, chain):
-            return True
-        if pushed:
-            chain.pop()
-    return False

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from shapecheck.rules.autograd.parameters import guessed_parameter, parameter_loop
+from shapecheck.rules.autograd.parameters import guessed_parameter
 from shapecheck.rules.base import Example, Fix, Rule, register
 from shapecheck.rules.helpers.calls import method_call
 from shapecheck.rules.helpers.messages import short
@@ -60,16 +60,6 @@ variable of a loop over `.parameters()` of an object not known to be a module.
         ),
     )
 
-    def __init__(self) -> None:
-        self._guessed: set[tuple[int, str]] = set()
-
-    def visit_For(self, node: cst.For, ctx) -> None:
-        """Remembers loops over ``.parameters()`` of an object not known to be a module: their fix
-        is unsafe."""
-        loop = parameter_loop(node, ctx)
-        if loop is not None and not loop[1]:
-            self._guessed.add(loop[0])
-
     def visit_Call(self, node: cst.Call, ctx) -> None:
         """``t.numpy()`` on a tensor that requires grad."""
         call = method_call(node)
@@ -83,7 +73,7 @@ variable of a loop over `.parameters()` of an object not known to be a module.
         # Unsafe on a loop over `.parameters()` of an object not known to be a module: another
         # library's tensor may have `.numpy()` and no `.detach()`.
         fix = Fix(node.func, node.func.with_changes(value=detached),
-                  safe=not guessed_parameter(self._guessed, receiver, ctx, node))
+                  safe=not guessed_parameter(receiver, ctx))
         name = short(ctx, receiver)
         ctx.report(
             node,

@@ -3,15 +3,16 @@ result is lost."""
 
 from __future__ import annotations
 
+from typing import cast
+
 import libcst as cst
 
-from shapecheck.rules import torch_ops as ops
 from shapecheck.rules.base import Example, Fix, Rule, register
 from shapecheck.rules.helpers import fix_safety
 from shapecheck.rules.helpers.calls import dotted_name, method_call
 from shapecheck.rules.helpers.messages import short
 from shapecheck.semantic.facts import LEAF_REQUIRES_GRAD, MODULE, TENSOR, Fact
-from shapecheck.semantic.torch_api import TENSOR_PROPERTIES
+from shapecheck.semantic.torch_api import CONVERTING_METHODS, TENSOR_PROPERTIES
 
 
 @register
@@ -93,11 +94,12 @@ module, `self.double()`, which converts its parameters in place).
 
     def visit_Expr(self, node: cst.Expr, ctx) -> None:
         """``x.cuda()``, ``x.to(...)``, ``x.float()``... on a tensor, as a statement."""
-        call = method_call(node.value)
-        if call is None or call[1] not in ops.MOVE_METHODS:
+        value = node.value
+        call = method_call(value)
+        if call is None or call[1] not in CONVERTING_METHODS or not isinstance(value, cst.Call):
             return
         receiver, method = call
-        if method == "type" and not node.value.args:
+        if method == "type" and not value.args:
             return
         fact = ctx.fact(receiver)
         if fact.kind != TENSOR:
@@ -110,7 +112,8 @@ module, `self.double()`, which converts its parameters in place).
         fix = None
         if safety is not None:
             fix = Fix(node, cst.Assign(
-                targets=[cst.AssignTarget(target=receiver)], value=node.value, semicolon=node.semicolon,
+                targets=[cst.AssignTarget(target=cast(cst.BaseAssignTargetExpression, receiver))],
+                value=node.value, semicolon=node.semicolon,
             ), safe=safety)
         ctx.report(
             node,
@@ -138,7 +141,8 @@ def _assign_back(ctx, node: cst.Expr, receiver: cst.BaseExpression, fact: Fact):
         owner = ctx.fact(receiver.value)
         parameter = receiver.attr.value in (owner.params or ()) if owner.kind == MODULE else False
         if parameter or fact.grad == LEAF_REQUIRES_GRAD:
-            on_module = node.value.with_changes(func=node.value.func.with_changes(value=receiver.value))
+            moved = cast(cst.Call, node.value)
+            on_module = moved.with_changes(func=moved.func.with_changes(value=receiver.value))
             return None, (f"`{short(ctx, receiver)}` is a leaf that requires grad, most likely a parameter, "
                           f"which refuses a plain tensor: if `{short(ctx, receiver.value)}` is a module, "
                           f"`{short(ctx, on_module)}` converts its parameters in place")

@@ -7,15 +7,18 @@ from typing import Optional
 
 import libcst as cst
 
-from shapecheck.rules import torch_ops as ops
-from shapecheck.rules.autograd_graph import names_read
 from shapecheck.rules.base import Example, Fix, Rule, register
 from shapecheck.rules.device.operands import same_device_operands
 from shapecheck.rules.helpers import fix_safety
 from shapecheck.rules.helpers.calls import dotted_name, is_number, keyword, method_call, positional, torch_name
 from shapecheck.rules.helpers.messages import short
+from shapecheck.semantic.saved_tensors import names_read
 from shapecheck.rules.helpers.scopes import scope_of
 from shapecheck.semantic.facts import CPU, INT, SIZE, TENSOR, SameDeviceAs
+from shapecheck.semantic.torch_api import (
+    FACTORIES, FLOAT_DEFAULT_FACTORIES, LEGACY_TENSOR_CLASSES, NEW_TENSOR_METHODS, TENSOR_DEVICE_METHODS,
+    TENSOR_METADATA_METHODS, TENSOR_TO_PYTHON_METHODS,
+)
 
 
 def _nonzero_rank_factory(ctx, node: cst.CSTNode, ints: frozenset = frozenset()) -> Optional[str]:
@@ -26,7 +29,7 @@ def _nonzero_rank_factory(ctx, node: cst.CSTNode, ints: frozenset = frozenset())
     if not isinstance(node, cst.Call):
         return None
     name = torch_name(ctx, node.func)
-    if name not in ops.FACTORIES or keyword(node, "device") is not None:
+    if name not in FACTORIES or keyword(node, "device") is not None:
         return None
     if any(arg.star == "**" for arg in node.args):
         return None  # `**options` may hold a device
@@ -69,19 +72,21 @@ def _is_size_int(expr: cst.BaseExpression) -> bool:
             expr.slice[0].slice, cst.Index
         )
     call = method_call(expr)
-    if call is not None and call[1] == "size" and len(expr.args) == 1:  # type: ignore[union-attr]
+    if call is not None and call[1] == "size" and len(expr.args) == 1:  # type: ignore[attr-defined]
         return True
     return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "len"
 
 
-_FLOAT_FACTORIES = {"zeros", "ones", "empty", "rand", "randn", "full", "linspace", "logspace", "eye"}
-
 #: torch calls that build a new tensor from data: the result is on the CPU whatever the input.
-_FRESH = ops.FACTORIES | {"Tensor", "FloatTensor", "LongTensor", "from_numpy"}
+_FRESH = FACTORIES | LEGACY_TENSOR_CLASSES | {"from_numpy"}
 
-_DEVICE_CHANGING = {"to", "cuda", "cpu", "type", "mps", "new_zeros", "new_ones", "new_empty",
-                    "new_full", "new_tensor", "item", "tolist", "numpy", "size", "dim"}
+#: methods whose result is not on the receiver's device (or not a tensor)
+_DEVICE_CHANGING = TENSOR_DEVICE_METHODS | {"type"} | NEW_TENSOR_METHODS | TENSOR_TO_PYTHON_METHODS | {"size", "dim"}
 
+#: factories that get the dtype hint: the float-default ones, and ``full``, whose dtype follows its fill value
+_DTYPE_HINT_FACTORIES = FLOAT_DEFAULT_FACTORIES | {"full"}
+
+# jaxtyping's dtype annotations (a tensor parameter's marks): not a table of torch
 _JAXTYPING = {"Float", "Int", "Bool", "Shaped", "Real", "Num", "Inexact", "Integer", "Complex",
               "UInt", "Float32", "Float16", "BFloat16", "Float64", "Int64", "Int32"}
 
@@ -103,8 +108,7 @@ def _annotated_tensor(param: cst.Param) -> bool:
     return False
 
 
-_NOT_TENSOR_METHODS = {"size", "dim", "numel", "item", "tolist", "numpy", "nelement", "stride",
-                       "data_ptr", "element_size", "is_contiguous", "__len__", "get_device"}
+_NOT_TENSOR_METHODS = TENSOR_METADATA_METHODS | TENSOR_TO_PYTHON_METHODS
 
 
 def _params(function: cst.FunctionDef) -> dict[str, cst.Param]:
@@ -124,7 +128,7 @@ def _keeps_tensor(ctx, name: str, value: cst.BaseExpression) -> bool:
     root = value
     while True:
         call = method_call(root)
-        if call is not None and torch_name(ctx, root.func) is None:  # type: ignore[union-attr]
+        if call is not None and torch_name(ctx, root.func) is None:  # type: ignore[attr-defined]
             root = call[0]
             continue
         break
@@ -229,13 +233,13 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
     def _in_scope(self, ctx) -> bool:
         """True inside a function that has a tensor parameter: ``forward`` of an ``nn.Module``
         (unannotated parameters count), or any function with a tensor-annotated parameter."""
-        function = getattr(ctx, "function", None)
+        function = ctx.function
         if function is None:
             return False
         key = id(function)
         eligible = self._eligible.get(key)
         if eligible is None:
-            in_forward = getattr(ctx, "in_module_class", None) is True and function.name.value == "forward"
+            in_forward = ctx.in_module_class is True and function.name.value == "forward"
             eligible = any(
                 _annotated_tensor(p) or (in_forward and p.annotation is None and p.name.value != "self")
                 for p in _params(function).values()
@@ -304,7 +308,7 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
             if isinstance(expr, cst.Name):
                 return self._factories.get((id(function), expr.value))
             call = method_call(expr)
-            if call is not None and torch_name(ctx, expr.func) is None:  # type: ignore[union-attr]
+            if call is not None and torch_name(ctx, expr.func) is None:  # type: ignore[attr-defined]
                 if call[1] in _DEVICE_CHANGING:
                     return None
                 expr = call[0]
@@ -389,7 +393,7 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
     @staticmethod
     def _dtype_hint(call: cst.Call, param: str, ctx) -> str:
         """For a float factory without ``dtype=``: a hint to follow the input's dtype too."""
-        if keyword(call, "dtype") is not None or torch_name(ctx, call.func) not in _FLOAT_FACTORIES:
+        if keyword(call, "dtype") is not None or torch_name(ctx, call.func) not in _DTYPE_HINT_FACTORIES:
             return ""
         return f" (and `dtype={param}.dtype` if it should follow the input's precision)"
 
@@ -436,7 +440,7 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
             return
 
     @staticmethod
-    def _fix_safety(ctx, call: cst.Call, function: cst.FunctionDef, param: str) -> Optional[bool]:
+    def _fix_safety(ctx, call: cst.Call, function: Optional[cst.FunctionDef], param: str) -> Optional[bool]:
         """Whether adding ``device=param.device`` to ``call`` is safe (True), unsafe (False) or
         not offered (None).
 
@@ -447,7 +451,7 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
         called with a float, which adds to a tensor but has no ``.device``).
         """
         place = fix_safety.place_of(ctx, call)
-        if place is None or place.scope is not function or place.in_inner_scope:
+        if function is None or place is None or place.scope is not function or place.in_inner_scope:
             return None
         rebound = fix_safety.rebound(place, param)
         if rebound is None:

@@ -12,11 +12,11 @@ import libcst as cst
 from shapecheck.einsum_parser import parse
 from shapecheck.errors import EinsumSyntaxError
 from shapecheck.semantic.facts import TENSOR
+from shapecheck.semantic.torch_api import EINSUM_FUNCTIONS
 
-#: qualified name -> (grammar, spec is the last argument)
+#: qualified name -> (grammar, spec is the last argument): which grammar each call form parses
 _EINSUM_FUNCS = {
-    "torch.einsum": ("letters", False),
-    "torch.functional.einsum": ("letters", False),
+    **dict.fromkeys(EINSUM_FUNCTIONS, ("letters", False)),
     "shapecheck.einsum": ("auto", False),
     "einops.einsum": ("named", True),
 }
@@ -44,9 +44,10 @@ def spec_site(node: cst.Call, ctx) -> Optional[SpecSite]:
         return None
     form, spec_last = entry
     if qual == "shapecheck.einsum":
-        form = _form_keyword(node, form)
-        if form is None:
+        keyword_form = _form_keyword(node, form)
+        if keyword_form is None:
             return None
+        form = keyword_form
     args = [a for a in node.args if a.keyword is None]
     if not args or (args[-1] if spec_last else args[0]).star:
         return None

@@ -45,15 +45,17 @@ def place_of(ctx, node: cst.CSTNode) -> Optional[Place]:
     """The :class:`Place` of ``node``: a node inside the current function or class body (any
     statement of it), or at module level the node whose hook is running. ``None`` when it cannot
     be found (then no fix should rely on it)."""
-    roots = [r for r in (getattr(ctx, "function", None), getattr(ctx, "class_def", None)) if r is not None]
+    roots = [r for r in (ctx.function, ctx.class_def) if r is not None]
     if not roots:
-        return Place(None, _has_inner_scope(getattr(ctx, "ancestors", ()) or (), node))
+        return Place(None, _has_inner_scope(ctx.ancestors, node))
     for root in roots:
         path = _path_to(root, node)
         if path is not None:
             scope_at = max(i for i, n in enumerate(path) if isinstance(n, _SCOPES))
+            scope = path[scope_at]
+            assert isinstance(scope, _SCOPES)
             inner = any(isinstance(n, _INNER_SCOPES) for n in path[scope_at + 1:])
-            return Place(path[scope_at], inner)
+            return Place(scope, inner)
     return None
 
 

@@ -32,14 +32,14 @@ class Scope:
 def scope_of(ctx, node: cst.CSTNode) -> Scope:
     """The :class:`Scope` of ``node``, which must be the node whose hook is running."""
     return Scope(
-        function=getattr(ctx, "function", None),
-        class_def=getattr(ctx, "class_def", None),
-        loop=getattr(ctx, "loop", None),
-        grad=getattr(ctx, "grad_enabled", None),
-        module_class=getattr(ctx, "in_module_class", None) is True,
+        function=ctx.function,
+        class_def=ctx.class_def,
+        loop=ctx.loop,
+        grad=ctx.grad_enabled,
+        module_class=ctx.in_module_class is True,
     )
 
 
 def grad_enabled(ctx, node: cst.CSTNode) -> Optional[bool]:
     """Grad mode where ``node`` (the node whose hook is running) executes."""
-    return getattr(ctx, "grad_enabled", None)
+    return ctx.grad_enabled

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import libcst as cst
 
@@ -17,14 +17,14 @@ def _subscript_parts(node: cst.Subscript) -> list:
         inner = element.slice
         if isinstance(inner, cst.Index):
             parts.append(inner.value)
-        else:
+        elif isinstance(inner, cst.Slice):
             parts.extend(p for p in (inner.lower, inner.upper, inner.step) if p is not None)
     return parts
 
 
 #: The child nodes that matter for the common node types, read field by field: much faster than
 #: libcst's generic ``children`` (which rebuilds every child list). Other types fall back to it.
-_FIELDS = {
+_FIELDS: dict[type, Callable[[Any], Iterable[cst.CSTNode]]] = {
     cst.Name: lambda n: (),
     cst.Integer: lambda n: (),
     cst.Float: lambda n: (),

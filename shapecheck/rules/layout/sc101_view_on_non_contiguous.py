@@ -99,7 +99,7 @@ a view is impossible.
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         """``x.view(...)`` that the stride rule proves impossible."""
-        if view_call(node) != "view":
+        if view_call(node) != "view" or not isinstance(node.func, cst.Attribute):
             return
         verdict = ctx.view_verdict(node)
         if verdict is None:

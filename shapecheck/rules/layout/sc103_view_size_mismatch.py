@@ -114,7 +114,7 @@ z = torch.zeros(max(n - 4, 0))
             self._check_factory(node, ctx)
             return
         request = view_request(node, ctx)
-        if request is None:
+        if request is None or not isinstance(node.func, cst.Attribute):
             return
         method, recv, target = request
         bad = negative_view_size(target)
@@ -134,7 +134,7 @@ z = torch.zeros(max(n - 4, 0))
 
     def _check_count(self, node: cst.Call, ctx, method: str, recv, target) -> None:
         """The element count of ``recv`` against the sizes of a valid-looking target."""
-        if recv.shape is None:
+        if recv.shape is None or not isinstance(node.func, cst.Attribute):
             return
         numel = recv.shape.numel()
         if numel is None:

@@ -22,7 +22,7 @@ def view_request(node: cst.Call, ctx) -> Optional[tuple[str, Fact, list]]:
     """``(method, receiver fact, target sizes)`` for a ``view``/``reshape`` call on a tensor (or
     on a value of unknown kind) whose target sizes the inference read; else ``None``."""
     method = view_call(node)
-    if method is None:
+    if method is None or not isinstance(node.func, cst.Attribute):
         return None
     recv = ctx.fact(node.func.value)
     if recv.kind not in ("tensor", None):

@@ -13,6 +13,7 @@ from shapecheck.rules.helpers.messages import short
 from shapecheck.semantic.facts import TENSOR
 from shapecheck.semantic.torch_api import MATRIX_INVERSES
 
+# the products this rule rewrites to a solve: its choice, not a table of torch
 _MATMULS = {"matmul", "mm"}
 
 

@@ -13,6 +13,7 @@ from shapecheck.rules.helpers.messages import short
 from shapecheck.rules.helpers.operators import ARITHMETIC_OPERATORS, COMPARISON_OPERATORS
 from shapecheck.shapes import Shape, format_shape
 
+# the joins whose dim argument this rule reads: its choice, not a table of torch
 _CONCAT_FUNCS = {"torch.cat", "torch.concat", "torch.concatenate", "torch.stack"}
 
 

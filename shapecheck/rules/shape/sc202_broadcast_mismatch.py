@@ -12,15 +12,9 @@ from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.messages import short
 from shapecheck.rules.helpers.operators import ARITHMETIC_OPERATORS, COMPARISON_OPERATORS
 from shapecheck.semantic.facts import TENSOR
+from shapecheck.semantic.torch_api import BROADCASTING_FUNCTIONS
 from shapecheck.shapes import Shape, format_shape
 
-#: torch functions that broadcast their tensor arguments elementwise
-_BROADCASTING_FUNCS = {
-    "torch.add", "torch.sub", "torch.mul", "torch.div", "torch.maximum", "torch.minimum",
-    "torch.where", "torch.pow", "torch.eq", "torch.ne", "torch.lt", "torch.le", "torch.gt",
-    "torch.ge", "torch.subtract", "torch.multiply", "torch.divide", "torch.true_divide",
-    "torch.fmax", "torch.fmin", "torch.atan2",
-}
 
 
 @register
@@ -116,7 +110,7 @@ c = a + b[:, None]  # (2, 3) + (2, 1)
         """torch functions and tensor methods that broadcast."""
         qual = ctx.qualname(node.func)
         args = [a.value for a in node.args if a.keyword is None and not a.star]
-        if qual in _BROADCASTING_FUNCS:
+        if qual is not None and qual.startswith("torch.") and qual[6:] in BROADCASTING_FUNCTIONS:
             self._check(node, ctx, args)
         elif qual is None and isinstance(node.func, cst.Attribute) and node.func.attr.value in (
                 "add", "sub", "mul", "div", "maximum", "minimum", "add_", "sub_", "mul_", "div_") and args:

@@ -8,6 +8,7 @@ from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.messages import short
 from shapecheck.rules.shape.dims import dims_differ
 from shapecheck.semantic.facts import MODULE, TENSOR
+from shapecheck.semantic.torch_api import MATRIX_PRODUCTS
 from shapecheck.shapes import format_dim, format_shape
 
 
@@ -89,12 +90,11 @@ c = a.T @ b          # (1, 3) @ (3, 1)
         """matmul/mm/bmm/dot/mv calls and nn.Linear module calls."""
         args = [a.value for a in node.args if a.keyword is None and not a.star]
         qual = ctx.qualname(node.func)
-        if qual in ("torch.matmul", "torch.mm", "torch.bmm", "torch.dot", "torch.mv") and len(args) >= 2:
+        if qual is not None and qual.startswith("torch.") and qual[6:] in MATRIX_PRODUCTS and len(args) >= 2:
             self._pair(node, ctx, args[0], args[1], qual[6:])
             return
         func = node.func
-        if qual is None and isinstance(func, cst.Attribute) and func.attr.value in (
-                "matmul", "mm", "bmm", "dot", "mv") and len(args) == 1:
+        if qual is None and isinstance(func, cst.Attribute) and func.attr.value in MATRIX_PRODUCTS and len(args) == 1:
             if ctx.fact(func.value).kind == TENSOR:
                 self._pair(node, ctx, func.value, args[0], func.attr.value)
             return

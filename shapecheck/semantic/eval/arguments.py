@@ -16,7 +16,7 @@ def dtype_value(ev: Eval, expr: cst.BaseExpression) -> Optional[DtypeKind]:
     """The dtype kind an expression names (``torch.float16`` -> ``float``, ``int``), or ``None``."""
     qual = ev.model.imports.resolve(expr)
     if qual is not None and qual.startswith("torch."):
-        return O.DTYPE_KIND.get(qual[6:])
+        return O.dtype_kind(qual[6:])
     if isinstance(expr, cst.Name) and expr.value in ("float", "int", "bool", "complex"):
         return DtypeKind(expr.value)
     return None
@@ -27,6 +27,7 @@ def py_dtype(f: Fact) -> Optional[DtypeKind]:
     return _PY_DTYPES.get(f.kind) if f.kind is not None else None
 
 
+# the dtype kind of a Python scalar in an op: Python's types, no table of torch
 _PY_DTYPES = {INT: DtypeKind.INT, FLOAT: DtypeKind.FLOAT, BOOL: DtypeKind.BOOL}
 
 

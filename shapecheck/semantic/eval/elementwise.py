@@ -12,10 +12,12 @@ from shapecheck.semantic.eval.arguments import py_dtype
 from shapecheck.semantic.eval.autograd import grad_of
 from shapecheck.semantic.eval.devices import device_of
 from shapecheck.semantic.eval.layout import elementwise_layout
-from shapecheck.semantic.eval.op_names import COMPARISONS, ELEMENTWISE_BINARY, MATRIX_PRODUCTS, NON_DIFFERENTIABLE
 from shapecheck.semantic.eval.registry import Eval, expression, method
 from shapecheck.semantic.facts import BOOL, CPU, FLOAT, INT, SIZE, STR, TENSOR, UNKNOWN, DtypeKind, Fact
 from shapecheck.semantic.syntax import CallArgs
+from shapecheck.semantic.torch_api import (
+    BOOL_RESULT_ELEMENTWISE, ELEMENTWISE_BINARY, INPLACE_METHODS, MATRIX_PRODUCTS, NO_GRAD_RESULT_OPS,
+)
 from shapecheck.shapes import Shape
 
 #: constant folding gives up on ints longer than this (Python prints at most 4300 digits)
@@ -35,7 +37,7 @@ def elementwise(ev: Eval, operands: Sequence[Fact], op_name: Optional[str], div:
     fields: dict[str, Any] = {"kind": TENSOR if keep_kind else None, "shape": shape}
     fields.update(elementwise_layout(operands, tensors, shape, len(unknown) > 0))
     dtype: Optional[DtypeKind]
-    if op_name in COMPARISONS or op_name == "eq":
+    if op_name in BOOL_RESULT_ELEMENTWISE:
         dtype = DtypeKind.BOOL
     else:
         kinds = [f.dtype_kind if f.kind == TENSOR else py_dtype(f) for f in operands]
@@ -45,7 +47,7 @@ def elementwise(ev: Eval, operands: Sequence[Fact], op_name: Optional[str], div:
     fields["dtype_kind"] = dtype
     if keep_kind:
         fields["device"] = device_of(tensors, len(unknown) > 0)
-        differentiable = op_name not in NON_DIFFERENTIABLE and op_name != "eq"
+        differentiable = op_name not in NO_GRAD_RESULT_OPS
         fields["grad"] = grad_of(ev, list(operands), differentiable)
         fields["is_scalar_cpu"] = bool(shape is not None and shape.rank == 0 and fields["device"] == CPU)
     return Fact(**fields)
@@ -117,7 +119,7 @@ def unary_operation(ev: Eval, expr: cst.UnaryOperation) -> Fact:
     return UNKNOWN
 
 
-@method(*ELEMENTWISE_BINARY, *(n + "_" for n in ELEMENTWISE_BINARY))
+@method(*ELEMENTWISE_BINARY, *(n + "_" for n in ELEMENTWISE_BINARY if n + "_" in INPLACE_METHODS))
 def binary_method(ev: Eval, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
     """Elementwise methods with another operand (add, mul, eq, maximum...)."""
     other_expr = args.get(0, "other")

@@ -12,13 +12,13 @@ from shapecheck.semantic.eval.arguments import opt_int
 from shapecheck.semantic.eval.autograd import grad_of
 from shapecheck.semantic.eval.devices import device_string
 from shapecheck.semantic.eval.nn_modules import module_attr
-from shapecheck.semantic.eval.op_names import BOOL_ATTRS
 from shapecheck.semantic.eval.registry import Eval, expression
 from shapecheck.semantic.facts import (
     BOOL, CONTIGUOUS, CPU, DEVICE, FLOAT, INT, LEAF_REQUIRES_GRAD, MAYBE_CUDA, MODULE, NO_GRAD,
     SIZE, STR, TENSOR, TUPLE, UNKNOWN, DeviceValue, DtypeKind, Fact, SameDeviceAs, fresh, join,
 )
 from shapecheck.semantic.syntax import dotted_name, index_value, int_literal
+from shapecheck.semantic.torch_api import TENSOR_BOOL_ATTRIBUTES
 from shapecheck.shapes import Shape
 
 
@@ -144,7 +144,7 @@ def attribute(ev: Eval, expr: cst.Attribute) -> Fact:
         return O.plain_tensor(base.shape, device=base.device, grad=NO_GRAD, dtype_kind=base.dtype_kind)
     if attr in ("real", "imag"):
         return base.with_(dtype_kind=DtypeKind.FLOAT, layout=None, strides=None, reduction=None)
-    if attr in BOOL_ATTRS:
+    if attr in TENSOR_BOOL_ATTRIBUTES:
         return Fact(kind=BOOL)
     if attr == "ndim":
         r = base.rank

@@ -13,15 +13,17 @@ from shapecheck.semantic.eval.arguments import dtype_value, literal_shape, py_dt
 from shapecheck.semantic.eval.autograd import requested_grad
 from shapecheck.semantic.eval.devices import device_kw
 from shapecheck.semantic.eval.layout import like_layout
-from shapecheck.semantic.eval.op_names import LIKE_FACTORIES, NEW_FACTORIES
 from shapecheck.semantic.eval.registry import Eval, method
 from shapecheck.semantic.facts import CPU, INT, NO_GRAD, TENSOR, UNKNOWN, DeviceValue, DtypeKind, Fact
 from shapecheck.semantic.syntax import CallArgs
+from shapecheck.semantic.torch_api import (
+    FACTORY_SIZE_PARAMETERS, LIKE_FACTORIES, NEW_TENSOR_METHODS, SIZE_ARGUMENT_FACTORIES, SIZED_NEW_TENSOR_METHODS,
+)
 from shapecheck.shapes import Dim, Shape
 
 
 def factory(ev: Eval, name: str, args: CallArgs) -> Fact:
-    """``torch.<name>(...)`` for a factory of :data:`~shapecheck.semantic.eval.op_names.FACTORIES`."""
+    """``torch.<name>(...)`` for a factory of :data:`~shapecheck.semantic.torch_api.ALL_FACTORIES`."""
     dtype = None
     if "dtype" in args.kw:
         dtype = dtype_value(ev, args.kw["dtype"])
@@ -41,7 +43,7 @@ def factory(ev: Eval, name: str, args: CallArgs) -> Fact:
             device = like.device
         if dtype is None:
             dtype = like.dtype_kind
-    elif name in ("zeros", "ones", "empty", "rand", "randn"):
+    elif name in SIZE_ARGUMENT_FACTORIES:
         shape = size_args(ev, args.pos, args.kw.get("size"))
     elif name == "full":
         size = args.get(0, "size")
@@ -118,7 +120,7 @@ def _arange(ev: Eval, args: CallArgs) -> tuple[Optional[Shape], Optional[DtypeKi
     return Shape((n,)), (DtypeKind.INT if is_int else DtypeKind.FLOAT)
 
 
-@method(*NEW_FACTORIES)
+@method(*NEW_TENSOR_METHODS)
 def new_factory(ev: Eval, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
     """new_zeros/new_ones/new_empty/new_full/new_tensor: device and dtype of the receiver."""
     dtype: Optional[DtypeKind]
@@ -139,10 +141,6 @@ def new_factory(ev: Eval, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
                           is_scalar_cpu=shape is not None and shape.rank == 0 and device == CPU)
 
 
-_SIZE_KEYWORDS = {"eye": ((0, "n"), (1, "m")), "randperm": ((0, "n"),),
-                  "linspace": ((2, "steps"),), "logspace": ((2, "steps"),)}
-
-
 def factory_sizes(ev: Eval, call: cst.Call) -> Optional[tuple[str, list[Dim]]]:
     """For a call of a tensor factory that takes sizes (``torch.zeros``, ``x.new_zeros``,
     ``torch.eye``, ``torch.linspace``...): its name and the sizes it asks for as written
@@ -155,7 +153,7 @@ def factory_sizes(ev: Eval, call: cst.Call) -> Optional[tuple[str, list[Dim]]]:
     qual = ev.model.imports.resolve(func)
     name = qual[6:] if qual is not None and qual.startswith("torch.") else None
     size: Optional[cst.BaseExpression] = None
-    if name in ("zeros", "ones", "empty", "rand", "randn"):
+    if name in SIZE_ARGUMENT_FACTORIES:
         shape = size_args(ev, args.pos, args.kw.get("size"))
         return (name, list(shape.dims)) if shape is not None and shape.rank is not None else None
     if name in ("full", "empty_strided"):
@@ -164,14 +162,13 @@ def factory_sizes(ev: Eval, call: cst.Call) -> Optional[tuple[str, list[Dim]]]:
         size = args.kw.get("size")
         if size is None and len(args.pos) >= 2 and isinstance(args.pos[-1], (cst.Tuple, cst.List)):
             size = args.pos[-1]
-    elif name in _SIZE_KEYWORDS:
+    elif name is not None and name in FACTORY_SIZE_PARAMETERS:
         dims: list[Dim] = []
-        for index, keyword in _SIZE_KEYWORDS[name]:
+        for index, keyword in FACTORY_SIZE_PARAMETERS[name]:
             arg = args.get(index, keyword)
             dims.append(ev.fact(arg).dim if arg is not None else None)
         return name, dims
-    elif isinstance(func, cst.Attribute) and func.attr.value in ("new_zeros", "new_ones", "new_empty",
-                                                                "new_full") and name is None:
+    elif isinstance(func, cst.Attribute) and func.attr.value in SIZED_NEW_TENSOR_METHODS and name is None:
         if ev.fact(func.value).kind not in (TENSOR, None):
             return None
         name = func.attr.value

@@ -9,7 +9,6 @@ import libcst as cst
 
 from shapecheck.semantic.eval.autograd import grad_of, requested_grad
 from shapecheck.semantic.eval.devices import device_kw, to_device
-from shapecheck.semantic.eval.op_names import MODULE_METHODS_RETURNING_SELF
 from shapecheck.semantic.eval.registry import Eval
 from shapecheck.semantic.facts import (
     BOOL, CONTIGUOUS, CPU, CUDA, FLOAT, INT, LEAF_REQUIRES_GRAD, MODULE, NO_GRAD, NON_LEAF, STR, TENSOR,
@@ -17,68 +16,15 @@ from shapecheck.semantic.facts import (
 )
 from shapecheck.semantic.model import SemanticModel
 from shapecheck.semantic.syntax import CallArgs
+from shapecheck.semantic.torch_api import (
+    MODULE_METHODS_RETURNING_SELF, NN_BIAS_POSITIONS, NN_LAYER_PARAMETERS, NN_LOSS_MODULES, NN_PARAMETER_SWITCHES,
+    NN_SHAPE_KEEPING_MODULES, NN_STATELESS_MODULES,
+)
 from shapecheck.shapes import Shape
 
 #: what ``nn.<name>(...)`` holds: ``(parameter names or None, holds parameters or buffers,
 #: holds parameters that require grad)``, the last two True/False/None
 Contents = tuple[Optional[tuple[str, ...]], Optional[bool], Optional[bool]]
-
-#: ``torch.nn`` layers that hold parameters: ``(the parameters they hold directly, the argument
-#: that switches them all on or off, its position, its default)``. Read from torch 2.13.
-_WEIGHT_BIAS = ("weight", "bias")
-NN_LAYERS: dict[str, tuple[tuple[str, ...], Optional[str], Optional[int], bool]] = {
-    **dict.fromkeys((
-        "Linear", "Bilinear", "LazyLinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d",
-        "ConvTranspose2d", "ConvTranspose3d", "LazyConv1d", "LazyConv2d", "LazyConv3d",
-        "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d"), (_WEIGHT_BIAS, None, None, True)),
-    "Embedding": (("weight",), None, None, True),
-    "EmbeddingBag": (("weight",), None, None, True),
-    "PReLU": (("weight",), None, None, True),
-    "LayerNorm": (_WEIGHT_BIAS, "elementwise_affine", 2, True),
-    "RMSNorm": (("weight",), "elementwise_affine", 2, True),
-    "GroupNorm": (_WEIGHT_BIAS, "affine", 3, True),
-    **dict.fromkeys(("BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm"), (_WEIGHT_BIAS, "affine", 3, True)),
-    **dict.fromkeys(("RNN", "LSTM", "GRU"),
-                    (("weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0"), None, None, True)),
-    **dict.fromkeys(("RNNCell", "LSTMCell", "GRUCell"),
-                    (("weight_ih", "weight_hh", "bias_ih", "bias_hh"), None, None, True)),
-    **dict.fromkeys(("MultiheadAttention", "TransformerEncoderLayer", "TransformerDecoderLayer", "Transformer"),
-                    ((), None, None, True)),
-}
-#: where ``bias`` sits among the positional arguments, for the layers whose ``bias`` is often
-#: passed by position
-_BIAS_POSITION = {"Linear": 2, "Bilinear": 3}
-#: ``torch.nn`` modules that hold no parameter or buffer, whatever their arguments
-NN_STATELESS = frozenset(
-    """
-    AdaptiveAvgPool1d AdaptiveAvgPool2d AdaptiveAvgPool3d AdaptiveMaxPool1d AdaptiveMaxPool2d
-    AdaptiveMaxPool3d AlphaDropout AvgPool1d AvgPool2d AvgPool3d CELU ChannelShuffle
-    CircularPad1d CircularPad2d CircularPad3d ConstantPad1d ConstantPad2d ConstantPad3d
-    CosineSimilarity CrossMapLRN2d Dropout Dropout1d Dropout2d Dropout3d ELU FeatureAlphaDropout
-    Flatten Fold FractionalMaxPool2d FractionalMaxPool3d GELU GLU Hardshrink Hardsigmoid
-    Hardswish Hardtanh Identity LPPool1d LPPool2d LPPool3d LeakyReLU LocalResponseNorm
-    LogSigmoid LogSoftmax MaxPool1d MaxPool2d MaxPool3d MaxUnpool1d MaxUnpool2d MaxUnpool3d Mish
-    PairwiseDistance PixelShuffle PixelUnshuffle RReLU ReLU ReLU6 ReflectionPad1d ReflectionPad2d
-    ReflectionPad3d ReplicationPad1d ReplicationPad2d ReplicationPad3d SELU SiLU Sigmoid Softmax
-    Softmax2d Softmin Softplus Softshrink Softsign Tanh Tanhshrink Threshold Unflatten Unfold
-    Upsample UpsamplingBilinear2d UpsamplingNearest2d ZeroPad1d ZeroPad2d ZeroPad3d
-    """.split()
-)
-#: ``torch.nn`` losses that hold nothing unless given a tensor (``weight=``, ``pos_weight=``)
-NN_LOSSES = frozenset(
-    """
-    BCELoss BCEWithLogitsLoss CTCLoss CosineEmbeddingLoss CrossEntropyLoss GaussianNLLLoss
-    HingeEmbeddingLoss HuberLoss KLDivLoss L1Loss MSELoss MarginRankingLoss MultiLabelMarginLoss
-    MultiLabelSoftMarginLoss MultiMarginLoss NLLLoss NLLLoss2d PoissonNLLLoss SmoothL1Loss
-    SoftMarginLoss TripletMarginLoss
-    """.split()
-)
-_SHAPE_KEEPING_MODULES = {
-    "ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Dropout", "LayerNorm", "Identity", "LeakyReLU",
-    "ELU", "Softmax", "LogSoftmax", "Mish", "Hardswish", "BatchNorm1d", "BatchNorm2d",
-    "BatchNorm3d", "GroupNorm", "RMSNorm", "Softplus",
-}
-
 
 def module_holds(f: Fact) -> Optional[bool]:
     """For a module fact: True when it holds parameters or buffers (so its device matters),
@@ -129,34 +75,34 @@ def nn_class(ev: Eval, qual: str, name: str, expr: cst.Call) -> Optional[Fact]:
 
 def _nn_contents(ev: Eval, name: str, args: CallArgs) -> Contents:
     """What ``torch.nn.<name>(args)`` holds (see :data:`Contents`)."""
-    if name in NN_STATELESS:
+    if name in NN_STATELESS_MODULES:
         return (), False, False
-    if name in NN_LOSSES:
+    if name in NN_LOSS_MODULES:
         plain = not args.starred and all(
             ev.fact(a).kind in (INT, FLOAT, STR, BOOL) or (isinstance(a, cst.Name) and a.value == "None")
             for a in list(args.pos) + list(args.kw.values()))
         return ((), False, False) if plain else (None, None, None)
     if name == "Sequential":
         return _sequential(ev, args)
-    layer = NN_LAYERS.get(name)
-    if layer is None:
+    names = NN_LAYER_PARAMETERS.get(name)
+    if names is None:
         return None, None, None
-    names, switch, position, default = layer
     if args.starred:
-        return None, True if default else None, True if default else None
+        return None, True, True
+    switch = NN_PARAMETER_SWITCHES.get(name)
     if switch is None:
         on = True
     else:
-        flag = args.get(position, switch)  # type: ignore[arg-type]
-        on = default if flag is None else ev.fact(flag).value
+        flag = args.get(switch[1], switch[0])
+        on = True if flag is None else ev.fact(flag).value
     if name.startswith(("BatchNorm", "SyncBatchNorm", "LazyBatchNorm")) and on is False:
         return (), True, False  # the running statistics are buffers
     if on is False:
         return (), False, False
     if on is not True:
         return None, None, None
-    if "bias" in args.kw or (name in _BIAS_POSITION and len(args.pos) > _BIAS_POSITION[name]):
-        bias = args.get(_BIAS_POSITION.get(name, -1), "bias")
+    if "bias" in args.kw or (name in NN_BIAS_POSITIONS and len(args.pos) > NN_BIAS_POSITIONS[name]):
+        bias = args.get(NN_BIAS_POSITIONS.get(name, -1), "bias")
         has_bias = ev.fact(bias).value if bias is not None else None
         if has_bias is not True:
             names = tuple(n for n in names if "bias" not in n)
@@ -221,7 +167,7 @@ def module_call(ev: Eval, module: Fact, expr: cst.Call) -> Fact:
     if qual in ("torch.nn.Linear", "torch.nn.LazyLinear") and module.features is not None:
         if x.shape is not None and x.shape.rank is not None and x.shape.rank >= 1:
             shape = Shape(x.shape.dims[:-1] + (module.features[1],))
-    elif qual is not None and qual.startswith("torch.nn.") and qual.split(".")[-1] in _SHAPE_KEEPING_MODULES:
+    elif qual is not None and qual.startswith("torch.nn.") and qual.split(".")[-1] in NN_SHAPE_KEEPING_MODULES:
         shape = x.shape if x.kind == TENSOR else None
     device: Optional[DeviceValue] = None
     if x.kind == TENSOR and module.params == ():

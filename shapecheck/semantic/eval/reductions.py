@@ -10,16 +10,19 @@ import libcst as cst
 from shapecheck.semantic import shape_ops as O
 from shapecheck.semantic.eval.autograd import grad_of
 from shapecheck.semantic.eval.elementwise import elementwise
-from shapecheck.semantic.eval.op_names import ALWAYS_PAIR, DIM_NOT_FIRST, NON_DIFFERENTIABLE, PAIR_WITH_DIM, REDUCTIONS
 from shapecheck.semantic.eval.registry import Eval, method
 from shapecheck.semantic.facts import CPU, NO_GRAD, TENSOR, TUPLE, DtypeKind, Fact, Reduction
 from shapecheck.semantic.syntax import CallArgs, dotted_name
+from shapecheck.semantic.torch_api import (
+    MIN_MAX_PAIR_OPS, NO_GRAD_RESULT_OPS, REDUCTIONS, REDUCTIONS_DIM_SECOND, VALUES_INDICES_ALWAYS,
+    VALUES_INDICES_WITH_DIM,
+)
 
 
 @method(*REDUCTIONS)
 def reduce(ev: Eval, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
     """Reductions: shape with or without keepdim, the (values, indices) pair, provenance."""
-    if name in DIM_NOT_FIRST:
+    if name in REDUCTIONS_DIM_SECOND:
         dim_expr = args.get(1, "dim")
         keep_expr = args.get(2, "keepdim")
     else:
@@ -66,7 +69,7 @@ def _reduced(ev: Eval, x: Fact, name: str, axes: Optional[list[int]], keepdim: O
         dtype = DtypeKind.FLOAT
     elif name in ("sum", "prod", "nansum") and dtype == DtypeKind.BOOL:
         dtype = DtypeKind.INT
-    differentiable = name not in NON_DIFFERENTIABLE
+    differentiable = name not in NO_GRAD_RESULT_OPS
     shape = O.reduce_shape(x.shape, axes, bool(keepdim)) if axes_known else None
     fields: dict[str, Any] = {"device": x.device if x.kind == TENSOR else None,
                                   "grad": grad_of(ev, [x], differentiable) if x.kind == TENSOR else None,
@@ -81,18 +84,20 @@ def _reduced(ev: Eval, x: Fact, name: str, axes: Optional[list[int]], keepdim: O
         out = out.with_(kind=None)
     if axes_known and axes is not None and keepdim is False:
         out = out.with_(reduction=Reduction(x, None, tuple(axes), None))
-    if name in PAIR_WITH_DIM and axes is not None:
+    if name in VALUES_INDICES_WITH_DIM and axes is not None:
         values = out.with_(dtype_kind=x.dtype_kind)
         indices = out.with_(dtype_kind=DtypeKind.INT, grad=NO_GRAD if x.kind == TENSOR else None)
         return Fact(kind=TUPLE, shape=shape, elems=(values, indices))
     return out
 
 
-@method(*ALWAYS_PAIR)
+@method(*VALUES_INDICES_ALWAYS, *MIN_MAX_PAIR_OPS)
 def pair(ev: Eval, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
-    """sort/topk/kthvalue/mode...: always a (values, indices) pair."""
+    """sort/topk/kthvalue/mode...: always a (values, indices) pair; aminmax: a (min, max) pair."""
     values = Fact(kind=TENSOR if x.kind == TENSOR else None, device=x.device, dtype_kind=x.dtype_kind,
                   grad=grad_of(ev, [x], True) if x.kind == TENSOR else None)
+    if name in MIN_MAX_PAIR_OPS:
+        return Fact(kind=TUPLE, elems=(values, values))
     indices = values.with_(dtype_kind=DtypeKind.INT, grad=NO_GRAD if x.kind == TENSOR else None)
     if name == "sort" and x.shape is not None:
         values = values.with_(shape=x.shape)

@@ -10,10 +10,10 @@ import libcst as cst
 from shapecheck.semantic import shape_ops as O
 from shapecheck.semantic.eval.arguments import dtype_value, int_list, target_dims
 from shapecheck.semantic.eval.autograd import grad_of
-from shapecheck.semantic.eval.op_names import MOVE_METHODS
 from shapecheck.semantic.eval.registry import Eval, method
 from shapecheck.semantic.facts import CONTIGUOUS, TENSOR, UNKNOWN, Fact
 from shapecheck.semantic.syntax import CallArgs
+from shapecheck.semantic.torch_api import DIM_PERMUTING_METHODS
 from shapecheck.shapes import Dim, Shape
 
 
@@ -90,7 +90,7 @@ def flatten(ev: Eval, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
     return out.with_(grad=grad_of(ev, [x], True))
 
 
-@method(*MOVE_METHODS)
+@method(*DIM_PERMUTING_METHODS)
 def transpose(ev: Eval, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
     """transpose/swapaxes/permute/t/movedim: dims reordered, strides moved with them."""
     rank = x.rank

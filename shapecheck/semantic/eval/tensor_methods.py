@@ -14,10 +14,6 @@ from shapecheck.semantic.eval.autograd import grad_of
 from shapecheck.semantic.eval.devices import to_device
 from shapecheck.semantic.eval.layout import DENSE_COPY, MAYBE_COPY, SAME_STORAGE, copy_layout
 from shapecheck.semantic.eval.nn_modules import module_method
-from shapecheck.semantic.eval.op_names import (
-    COMPARISONS, ELEMENTWISE_UNARY, MAYBE_COPY as MAYBE_COPY_METHODS, NON_DIFFERENTIABLE, PYTHON_BOOL_RESULTS,
-    SAME_STORAGE as SAME_STORAGE_METHODS, TENSOR_ONLY_METHODS,
-)
 from shapecheck.semantic.eval.reductions import name_reduction
 from shapecheck.semantic.eval.registry import METHODS, Eval, method
 from shapecheck.semantic.facts import (
@@ -25,6 +21,11 @@ from shapecheck.semantic.facts import (
     STR, TENSOR, TUPLE, UNKNOWN, DtypeKind, Fact,
 )
 from shapecheck.semantic.syntax import CallArgs
+from shapecheck.semantic.torch_api import (
+    BOOL_RESULT_ELEMENTWISE, INPLACE_FILLING_METHODS, INPLACE_METHODS, NEVER_INTEGER_UNARY,
+    NO_GRAD_RESULT_OPS, PYTHON_BOOL_RESULTS, SAME_STORAGE_METHODS, SELF_IF_UNCHANGED_METHODS, SHAPE_KEEPING_UNARY,
+    TENSOR_ONLY_METHODS,
+)
 
 
 def method_call(ev: Eval, recv: Fact, name: str, expr: cst.Call, func_form: bool = False,
@@ -65,8 +66,8 @@ def method_call(ev: Eval, recv: Fact, name: str, expr: cst.Call, func_form: bool
 
 
 _KEEPING = (
-    ELEMENTWISE_UNARY | set(O.CAST_METHODS) | {n + "_" for n in ELEMENTWISE_UNARY}
-    | {"clone", "detach", "detach_", "cuda", "cpu", "to", "type", "requires_grad_", "type_as", "pin_memory"}
+    SHAPE_KEEPING_UNARY | INPLACE_FILLING_METHODS | {n + "_" for n in SHAPE_KEEPING_UNARY if n + "_" in INPLACE_METHODS}
+    | SELF_IF_UNCHANGED_METHODS | SAME_STORAGE_METHODS | {"clone"}
 )
 
 
@@ -75,7 +76,7 @@ def keep(ev: Eval, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
     """Ops that keep shape and layout: clone, elementwise unary ops, casts, device moves."""
     if name in SAME_STORAGE_METHODS or name.endswith("_"):
         how = SAME_STORAGE  # the same tensor (or a view of it): the layout does not change
-    elif name in MAYBE_COPY_METHODS:
+    elif name in SELF_IF_UNCHANGED_METHODS:
         how = MAYBE_COPY
     else:
         how = DENSE_COPY
@@ -84,8 +85,8 @@ def keep(ev: Eval, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
         return out.with_(grad=NO_GRAD)
     if name == "detach_":
         return out.with_(grad=NO_GRAD)
-    if name in O.CAST_METHODS:
-        kind = O.CAST_METHODS[name]
+    kind = O.cast_kind(name)
+    if kind is not None:
         grad = NO_GRAD if kind in (DtypeKind.INT, DtypeKind.BOOL) else grad_of(ev, [x], True)
         return out.with_(dtype_kind=kind, grad=grad if x.kind == TENSOR else None)
     if name in ("cuda", "cpu"):
@@ -104,18 +105,14 @@ def keep(ev: Eval, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
         return out.with_(dtype_kind=other.dtype_kind, device=other.device if other.kind == TENSOR else None)
     if name.endswith("_") and name != "requires_grad_":
         return out
-    differentiable = name not in NON_DIFFERENTIABLE
+    differentiable = name not in NO_GRAD_RESULT_OPS
     dtype = x.dtype_kind
-    if name in COMPARISONS:
+    if name in BOOL_RESULT_ELEMENTWISE:
         dtype = DtypeKind.BOOL
-    elif name in _FLOAT_RESULTS and dtype == DtypeKind.INT:
+    elif name in NEVER_INTEGER_UNARY and dtype == DtypeKind.INT:
         dtype = DtypeKind.FLOAT
     return out.with_(grad=grad_of(ev, [x], differentiable) if x.kind == TENSOR else None, dtype_kind=dtype,
                      is_scalar_cpu=x.is_scalar_cpu)
-
-
-#: unary ops whose result on an int tensor is a float tensor
-_FLOAT_RESULTS = ("sigmoid", "softmax", "log_softmax", "exp", "log", "sqrt", "rsqrt", "tanh")
 
 
 def _to_result(ev: Eval, out: Fact, x: Fact, args: CallArgs) -> Fact:

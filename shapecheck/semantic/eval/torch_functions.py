@@ -14,18 +14,23 @@ from shapecheck.semantic.eval.devices import device_of, torch_device
 from shapecheck.semantic.eval.elementwise import elementwise, matmul
 from shapecheck.semantic.eval.factories import factory
 from shapecheck.semantic.eval.nn_modules import nn_class
-from shapecheck.semantic.eval.op_names import (
-    ALWAYS_PAIR, ELEMENTWISE_BINARY, ELEMENTWISE_UNARY, FACTORIES, PYTHON_BOOL_RESULTS, REDUCTIONS, SHAPE_METHODS,
-    TORCH_BOOL_FUNCTIONS,
-)
 from shapecheck.semantic.eval.registry import Eval
 from shapecheck.semantic.eval.tensor_methods import method_call
 from shapecheck.semantic.facts import BOOL, CPU, MODULE, NO_GRAD, OPTIMIZER, TENSOR, UNKNOWN, DtypeKind, Fact
 from shapecheck.semantic.syntax import CallArgs
+from shapecheck.semantic.torch_api import (
+    ALL_FACTORIES, CONCAT_FUNCTIONS, ELEMENTWISE_BINARY, FUNCTIONAL_LOSSES, INPLACE_FILLING_METHODS, MATRIX_PRODUCTS,
+    MIN_MAX_PAIR_OPS, PYTHON_BOOL_RESULTS, REDUCTIONS, SHAPE_KEEPING_UNARY, TORCH_BOOL_FUNCTIONS,
+    VALUES_INDICES_ALWAYS,
+)
 from shapecheck.shapes import Dim, Shape
 
-_LOSSES = ("cross_entropy", "mse_loss", "nll_loss", "l1_loss", "binary_cross_entropy",
-           "binary_cross_entropy_with_logits", "smooth_l1_loss", "kl_div", "huber_loss")
+# the ``torch.<name>(x, ...)`` computed as ``x.<name>(...)``: a dispatch choice, not a torch fact
+_FORWARDED_METHODS = frozenset({
+    "view", "reshape", "flatten", "transpose", "swapaxes", "swapdims", "permute", "t", "movedim", "moveaxis",
+    "unsqueeze", "squeeze", "narrow", "expand", "contiguous", "masked_fill", "clone", "detach", "inverse",
+    "argsort", "flip", "roll",
+})
 
 
 def qualified_call(ev: Eval, qual: str, expr: cst.Call) -> Optional[Fact]:
@@ -71,13 +76,13 @@ def _torch_function(ev: Eval, name: str, expr: cst.Call) -> Optional[Fact]:
     if name in PYTHON_BOOL_RESULTS:
         return Fact(kind=BOOL)
     args = CallArgs(expr)
-    if name in FACTORIES:
+    if name in ALL_FACTORIES:
         return factory(ev, name, args)
     if name in ("set_default_device",):
         return UNKNOWN
     if name == "einsum":
         return einsum_call(ev, expr, "letters", False)
-    if name in ("cat", "concat", "concatenate", "stack", "hstack", "vstack"):
+    if name in CONCAT_FUNCTIONS:
         return _cat(ev, name, args)
     if name == "where":
         if len(args.pos) == 3:
@@ -87,7 +92,7 @@ def _torch_function(ev: Eval, name: str, expr: cst.Call) -> Optional[Fact]:
                 ops[1].dtype_kind if ops[1].kind == TENSOR else py_dtype(ops[1]),
                 ops[2].dtype_kind if ops[2].kind == TENSOR else py_dtype(ops[2])]))
         return Fact(kind=TENSOR, grad=NO_GRAD, dtype_kind=DtypeKind.INT)
-    if name in ("matmul", "mm", "bmm", "mv", "dot", "inner", "vdot"):
+    if name in MATRIX_PRODUCTS or name in ("inner", "vdot"):
         if len(args.pos) >= 2:
             return matmul(ev, ev.fact(args.pos[0]), ev.fact(args.pos[1]))
         return None
@@ -96,9 +101,9 @@ def _torch_function(ev: Eval, name: str, expr: cst.Call) -> Optional[Fact]:
     first = ev.fact(args.pos[0])
     if first.kind not in (TENSOR, None):
         return None
-    if name in ELEMENTWISE_BINARY or name in ELEMENTWISE_UNARY or name in REDUCTIONS or \
-            name in ALWAYS_PAIR or name in SHAPE_METHODS or name in ("clone", "detach", "inverse",
-                                                                     "argsort", "flip", "roll"):
+    if name in ELEMENTWISE_BINARY or name in SHAPE_KEEPING_UNARY or name in INPLACE_FILLING_METHODS \
+            or name in REDUCTIONS or name in VALUES_INDICES_ALWAYS or name in MIN_MAX_PAIR_OPS \
+            or name in _FORWARDED_METHODS:
         return method_call(ev, first, name, expr, func_form=True, recv_expr=args.pos[0])
     return None
 
@@ -122,7 +127,7 @@ def _functional(ev: Eval, name: str, expr: cst.Call) -> Optional[Fact]:
     x = ev.fact(args.pos[0])
     if x.kind not in (TENSOR,) and not (x.kind is None and x.perm is not None):
         return None
-    if name in ELEMENTWISE_UNARY or name in ("normalize", "gumbel_softmax"):
+    if name in SHAPE_KEEPING_UNARY or name in ("normalize", "gumbel_softmax"):
         return x.with_(kind=x.kind, reduction=None, grad=grad_of(ev, [x], True), is_scalar_cpu=False)
     if name == "linear":
         weight = args.get(1, "weight")
@@ -132,7 +137,7 @@ def _functional(ev: Eval, name: str, expr: cst.Call) -> Optional[Fact]:
             shape = Shape(x.shape.dims[:-1] + (w.shape.dims[0],))
         return O.plain_tensor(shape, device=x.device if w.device == x.device else None,
                               grad=grad_of(ev, [x, w], True), dtype_kind=x.dtype_kind)
-    if name in _LOSSES:
+    if name in FUNCTIONAL_LOSSES:
         red = args.kw.get("reduction")
         shape = Shape(()) if red is None else None
         ops = [ev.fact(a) for a in args.pos[:2]]

@@ -8,7 +8,7 @@ import pytest
 from rule_harness import family_rules, finding_lines, findings
 
 from shapecheck.engine.runner import fix_text
-from shapecheck.rules.base import get_rule
+from shapecheck.rules.catalog import get_rule
 
 #: the autograd, device and pitfall rules (opt-in ones too): what these tests look for
 TRAINING_RULES = family_rules("SC3", "SC4", "SC6")
@@ -214,3 +214,29 @@ def test_numpy_fix_inserts_detach():
     src = "import torch\nw = torch.randn(2, requires_grad=True)\nprint((w * 3).numpy())\n"
     fixed, applied = fix_text(src, [get_rule("SC309")])
     assert applied == 1 and "(w * 3).detach().numpy()" in fixed
+
+
+def test_saved_tensor_changed_on_one_branch_only_is_not_flagged_on_every_branch_it_is():
+    head = "def f(flag):\n    x = torch.randn(3, requires_grad=True)\n    y = x.exp()\n"
+    one = "    if flag:\n        y.add_(1)\n    y.sum().backward()\n"
+    both = "    if flag:\n        y.add_(1)\n    else:\n        y.mul_(2)\n    y.sum().backward()\n"
+    assert codes("import torch\n" + head + one) == []
+    assert codes("import torch\n" + head + both) == [("SC302", 6)]
+
+
+def test_backward_twice_after_a_with_block_or_on_every_branch():
+    with_block = (
+        "import torch\ndef f(model, x):\n    loss = model(x).sum()\n    with torch.autocast('cpu'):\n"
+        "        loss.backward()\n    loss.backward()\n"
+    )
+    branches = (
+        "def f(model, x, flag):\n    loss = model(x).sum()\n    if flag:\n        loss.backward()\n"
+        "    else:\n        loss.backward()\n    loss.backward()\n"
+    )
+    one_branch = (
+        "def f(model, x, flag):\n    loss = model(x).sum()\n    if flag:\n        loss.backward()\n"
+        "    loss.backward()\n"
+    )
+    assert codes(with_block) == [("SC308", 6)]
+    assert codes(branches) == [("SC308", 7)]
+    assert codes(one_branch) == []

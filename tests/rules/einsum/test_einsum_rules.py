@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from shapecheck.engine.runner import lint_text
-from shapecheck.rules.base import get_rule
+from shapecheck.rules.catalog import get_rule
 
 RULES = [get_rule(c) for c in ("SC501", "SC502", "SC503")]
 

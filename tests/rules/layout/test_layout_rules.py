@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shapecheck.engine.runner import fix_text, lint_text
-from shapecheck.rules.base import get_rule
+from shapecheck.rules.catalog import get_rule
 from shapecheck.strides import contiguous_strides, view_possible_by_perm, view_strides
 
 SC101, SC102, SC103 = (get_rule(c) for c in ("SC101", "SC102", "SC103"))

@@ -8,7 +8,7 @@ import pytest
 from rule_harness import family_rules, finding_lines, findings
 
 from shapecheck.engine.runner import fix_text
-from shapecheck.rules.base import get_rule
+from shapecheck.rules.catalog import get_rule
 
 #: the autograd, device and pitfall rules (opt-in ones too): what these tests look for
 TRAINING_RULES = family_rules("SC3", "SC4", "SC6")

@@ -8,7 +8,7 @@ import textwrap
 import pytest
 
 from shapecheck.engine.runner import lint_text
-from shapecheck.rules.base import get_rule
+from shapecheck.rules.catalog import get_rule
 
 RULES = [get_rule(c) for c in ("SC201", "SC202", "SC203", "SC204", "SC205", "SC206")]
 

@@ -1,0 +1,90 @@
+"""Which statements change a tensor in place, and which tensor (read by the backward-save state
+and by SC301/SC302)."""
+
+from __future__ import annotations
+
+from typing import Callable, Iterator, Optional
+
+import libcst as cst
+
+from shapecheck.semantic.torch_api import FUNCTIONAL_INPLACE, FUNCTIONAL_INPLACE_KW, INPLACE_METHODS
+
+Resolve = Callable[[cst.CSTNode], Optional[str]]
+
+
+def _base(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``x`` for ``x[0]``, ``x[:, 1:][0]``: the tensor whose storage a subscript writes."""
+    while isinstance(expr, cst.Subscript):
+        expr = expr.value
+    return expr
+
+
+def _keyword(call: cst.Call, name: str) -> Optional[cst.Arg]:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg
+    return None
+
+
+def _is_name(expr: Optional[cst.BaseExpression], value: str) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == value
+
+
+def inplace_call_targets(resolve: Resolve, node: cst.Call) -> Iterator[tuple[cst.BaseExpression, str]]:
+    """``(tensor, how)`` for each tensor that the call ``node`` modifies in place (``resolve``
+    gives the import-resolved dotted name of an expression).
+
+    Forms: ``x.add_(...)`` (every in-place Tensor method), ``torch.relu_(x)``,
+    ``F.relu(x, inplace=True)``, ``F.relu_(x)``, and ``out=x``. ``torch.nn.init`` functions are
+    not included: they run under ``no_grad`` and are meant for parameters.
+    """
+    qual = resolve(node.func)
+    name = qual[len("torch."):] if qual is not None and qual.startswith("torch.") else None
+    func = node.func
+    if name is None and isinstance(func, cst.Attribute) and func.attr.value in INPLACE_METHODS:
+        yield func.value, f"`.{func.attr.value}()`"
+        return
+    if name is None:
+        return
+    if name.startswith("nn.init."):
+        return
+    short = name.split(".")[-1]
+    args = []
+    for arg in node.args:
+        if arg.keyword is not None:
+            continue
+        if arg.star:
+            break
+        args.append(arg.value)
+    if name.startswith("nn.functional."):
+        if args and (short in FUNCTIONAL_INPLACE or (
+            short in FUNCTIONAL_INPLACE_KW and _kw_true(node, "inplace")
+        )):
+            yield args[0], f"`{short}(..., inplace=True)`" if short in FUNCTIONAL_INPLACE_KW else f"`{short}()`"
+    elif "." not in name and short in INPLACE_METHODS and args:
+        yield args[0], f"`torch.{short}()`"
+    out = _keyword(node, "out")
+    if out is not None and not _is_name(out.value, "None"):
+        value = out.value
+        if isinstance(value, (cst.Tuple, cst.List)):
+            for element in value.elements:
+                yield element.value, "`out=`"
+        else:
+            yield value, "`out=`"
+
+
+def _kw_true(node: cst.Call, name: str) -> bool:
+    arg = _keyword(node, name)
+    return arg is not None and _is_name(arg.value, "True")
+
+
+def augassign_target(node: cst.AugAssign) -> cst.BaseExpression:
+    """The tensor that ``x += y`` (or ``x[i] += y``) modifies in place."""
+    return _base(node.target)
+
+
+def subscript_targets(node: cst.Assign) -> Iterator[cst.BaseExpression]:
+    """The tensors that ``x[...] = v`` modifies in place."""
+    for target in node.targets:
+        if isinstance(target.target, cst.Subscript):
+            yield _base(target.target)

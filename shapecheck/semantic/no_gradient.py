@@ -1,0 +1,115 @@
+"""Which values come from an op that gives its input no useful gradient (the ``no_gradient_from``
+fact): the ops of the torch table's ``NON_DIFFERENTIABLE_OPS`` (``argmax``/``argmin``/``argsort``,
+boolean tests such as ``isnan``/``any``/``logical_and``, the step functions
+``round``/``floor``/``ceil``/``trunc``/``sign``...), the indices of ``VALUES_INDICES_OPS``
+(``max``/``min``/``topk``/``sort``/``cummax``...), and comparisons, directly or through the casts,
+moves and views of :data:`KEEPING_METHODS`.
+
+The evaluator settles the field on the fact of every expression it computes
+(:func:`settle`): names and dotted names carry what their binding carries, so at ``if``/``try``
+joins a value without gradient on one path only is unknown (the engine's join rule).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import libcst as cst
+
+from shapecheck.semantic.facts import Fact
+from shapecheck.semantic.syntax import dotted_name
+from shapecheck.semantic.torch_api import CAST_METHODS, NON_DIFFERENTIABLE_OPS, VALUES_INDICES_OPS
+
+#: tensor methods whose result keeps where its receiver's values came from: the casts, and the
+#: moves and views this analysis follows
+KEEPING_METHODS = CAST_METHODS.keys() | {
+    "to", "type", "detach", "view", "reshape", "squeeze", "unsqueeze", "flatten", "cpu", "cuda", "clone",
+}
+_NAMED_METHODS = NON_DIFFERENTIABLE_OPS | KEEPING_METHODS
+_COMPARISON_OPERATORS = (cst.Equal, cst.NotEqual, cst.LessThan, cst.LessThanEqual, cst.GreaterThan,
+                         cst.GreaterThanEqual)
+
+
+def _torch_name(ev: Any, expr: cst.BaseExpression) -> Optional[str]:
+    qual = ev.model.imports.resolve(expr)
+    if qual is not None and qual.startswith("torch."):
+        return qual[len("torch."):]
+    return None
+
+
+def _index_pair_source(ev: Any, expr: cst.BaseExpression) -> Optional[str]:
+    """``"the indices of `max`"`` for ``x.max(dim=1).indices`` or ``torch.topk(x, 3)[1]``."""
+    if type(expr) is cst.Attribute and expr.attr.value == "indices":
+        inner = expr.value
+    elif (
+        type(expr) is cst.Subscript
+        and len(expr.slice) == 1
+        and isinstance(expr.slice[0].slice, cst.Index)
+        and isinstance(expr.slice[0].slice.value, cst.Integer)
+        and expr.slice[0].slice.value.value == "1"
+    ):
+        inner = expr.value
+    else:
+        return None
+    if type(inner) is not cst.Call or not inner.args:
+        return None
+    name = _torch_name(ev, inner.func)
+    if name is not None:
+        op: Optional[str] = name if "." not in name else None
+    else:
+        op = inner.func.attr.value if type(inner.func) is cst.Attribute else None
+    if op in VALUES_INDICES_OPS:
+        return f"the indices of `{op}`"
+    return None
+
+
+def no_gradient_source(ev: Any, expr: cst.BaseExpression) -> Optional[str]:
+    """What made ``expr`` non-differentiable (``"`torch.argmax`"``), or ``None``. A name or
+    dotted name answers what its binding carries."""
+    while True:
+        tp = type(expr)
+        if tp is cst.Attribute or tp is cst.Subscript:
+            index_pair = _index_pair_source(ev, expr)
+            if index_pair is not None:
+                return index_pair
+        if tp is cst.Comparison:
+            if any(isinstance(t.operator, _COMPARISON_OPERATORS) for t in expr.comparisons):  # type: ignore[attr-defined]
+                return "a comparison"
+            return None
+        if tp is cst.Call:
+            func = expr.func  # type: ignore[attr-defined]
+            if type(func) is cst.Attribute and func.attr.value not in _NAMED_METHODS:
+                return None  # neither such a method nor `torch.<such an op>`
+            name = _torch_name(ev, func)
+            if name is not None:
+                return f"`torch.{name}`" if "." not in name and name in NON_DIFFERENTIABLE_OPS else None
+            if type(func) is not cst.Attribute:
+                return None
+            method = func.attr.value
+            if method in NON_DIFFERENTIABLE_OPS:
+                return f"`.{method}()`"
+            if method in KEEPING_METHODS:
+                expr = func.value
+                continue
+            return None
+        if tp is cst.Name or tp is cst.Attribute:
+            dotted = dotted_name(expr)
+            if dotted is None:
+                return None
+            bound = ev.model.env.get(dotted)
+            return bound.no_gradient_from if bound is not None else None
+        return None
+
+
+def settle(ev: Any, expr: cst.CSTNode, f: Fact) -> Fact:
+    """``f`` (the fact of ``expr``) with ``no_gradient_from`` set to what ``expr`` says."""
+    tp = type(expr)
+    if tp is cst.Name:
+        return f  # the binding's fact carries the field
+    if tp is cst.Call or tp is cst.Attribute or tp is cst.Subscript or tp is cst.Comparison:
+        source = no_gradient_source(ev, expr)  # type: ignore[arg-type]
+    else:
+        source = None
+    if f.no_gradient_from != source:
+        return f.with_(no_gradient_from=source)
+    return f
