@@ -26,6 +26,7 @@ from shapecheck.semantic.saved_tensors import (
 )
 from shapecheck.semantic.syntax import dotted_name
 from shapecheck.semantic.torch_api import OTHER, RESULT, SELF
+from shapecheck.semantic.walk import walk
 
 Binding = tuple[str, int]
 
@@ -283,7 +284,7 @@ class SavesTracker:
 def mentions_backward(scope: cst.CSTNode) -> bool:
     """True when ``scope`` (a function body or the module, nested functions and classes aside)
     reads ``.backward`` or ``.grad``: a scope without a backward pass need not record saves."""
-    for node in below(scope):
+    for node in walk(scope):
         if type(node) is cst.Attribute and node.attr.value in ("backward", "grad"):
             return True
     return False

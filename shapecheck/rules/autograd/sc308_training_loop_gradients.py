@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import re
 
+from typing import Union
+
 import libcst as cst
 
 from shapecheck.rules.autograd.backward_calls import backward_root
 from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.calls import dotted_name, is_name, keyword, method_call, positional, torch_name
 from shapecheck.rules.helpers.messages import short
-from shapecheck.rules.helpers.walk import walk
+from shapecheck.semantic.walk import walk
 from shapecheck.semantic.saved_tensors import names_read
 from shapecheck.semantic.facts import LEAF_REQUIRES_GRAD, NO_GRAD, OPTIMIZER
 from shapecheck.semantic.torch_api import FACTORIES, PARAMETER_CLASSES
@@ -125,7 +127,7 @@ losses and call `backward()` once.
         self._reported: set[int] = set()
 
     # -- missing zero_grad ------------------------------------------------------------------
-    def _loop(self, node: cst.CSTNode, ctx) -> None:
+    def _loop(self, node: Union[cst.For, cst.While], ctx) -> None:
         backward = False
         steps: list[cst.Call] = []
         zeroed = False

@@ -1,4 +1,4 @@
-"""The fast walker of shapecheck.rules.helpers.walk reaches every expression libcst does."""
+"""The fast walker of shapecheck.semantic.walk reaches every expression libcst does."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from shapecheck.rules.helpers.walk import walk
+from shapecheck.semantic.walk import walk
 
 REPO = Path(__file__).resolve().parents[3]
 KINDS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.BinaryOperation)
