@@ -9,7 +9,7 @@ import pytest
 
 from shapecheck.semantic.walk import walk
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[2]
 KINDS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.BinaryOperation)
 
 
