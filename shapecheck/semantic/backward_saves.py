@@ -22,9 +22,9 @@ import libcst as cst
 from shapecheck.semantic.facts import LEAF_REQUIRES_GRAD, Fact
 from shapecheck.semantic.inplace import augassign_target, inplace_call_targets, subscript_targets
 from shapecheck.semantic.saved_tensors import (
-    Resolve, below, is_number, names_read, saved_roles, saving_op, torch_name,
+    Resolve, below, names_read, saved_roles, saving_op, torch_name,
 )
-from shapecheck.semantic.syntax import dotted_name
+from shapecheck.semantic.syntax import dotted_name, is_number
 from shapecheck.semantic.torch_api import OTHER, RESULT, SELF
 from shapecheck.semantic.walk import walk
 

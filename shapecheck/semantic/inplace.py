@@ -7,6 +7,7 @@ from typing import Callable, Iterator, Optional
 
 import libcst as cst
 
+from shapecheck.semantic.syntax import is_name, keyword
 from shapecheck.semantic.torch_api import FUNCTIONAL_INPLACE, FUNCTIONAL_INPLACE_KW, INPLACE_METHODS
 
 Resolve = Callable[[cst.CSTNode], Optional[str]]
@@ -17,17 +18,6 @@ def _base(expr: cst.BaseExpression) -> cst.BaseExpression:
     while isinstance(expr, cst.Subscript):
         expr = expr.value
     return expr
-
-
-def _keyword(call: cst.Call, name: str) -> Optional[cst.Arg]:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == name:
-            return arg
-    return None
-
-
-def _is_name(expr: Optional[cst.BaseExpression], value: str) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == value
 
 
 def inplace_call_targets(resolve: Resolve, node: cst.Call) -> Iterator[tuple[cst.BaseExpression, str]]:
@@ -63,8 +53,8 @@ def inplace_call_targets(resolve: Resolve, node: cst.Call) -> Iterator[tuple[cst
             yield args[0], f"`{short}(..., inplace=True)`" if short in FUNCTIONAL_INPLACE_KW else f"`{short}()`"
     elif "." not in name and short in INPLACE_METHODS and args:
         yield args[0], f"`torch.{short}()`"
-    out = _keyword(node, "out")
-    if out is not None and not _is_name(out.value, "None"):
+    out = keyword(node, "out")
+    if out is not None and not is_name(out.value, "None"):
         value = out.value
         if isinstance(value, (cst.Tuple, cst.List)):
             for element in value.elements:
@@ -74,8 +64,8 @@ def inplace_call_targets(resolve: Resolve, node: cst.Call) -> Iterator[tuple[cst
 
 
 def _kw_true(node: cst.Call, name: str) -> bool:
-    arg = _keyword(node, name)
-    return arg is not None and _is_name(arg.value, "True")
+    arg = keyword(node, name)
+    return arg is not None and is_name(arg.value, "True")
 
 
 def augassign_target(node: cst.AugAssign) -> cst.BaseExpression:

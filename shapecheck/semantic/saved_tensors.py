@@ -7,7 +7,7 @@ from typing import Callable, Iterable, Iterator, Optional
 
 import libcst as cst
 
-from shapecheck.semantic.syntax import dotted_name
+from shapecheck.semantic.syntax import dotted_name, positional
 from shapecheck.semantic.torch_api import BINARY_SAVES, OPERATOR_OPS, SCALAR_SAVES, UNARY_SAVES
 
 Resolve = Callable[[cst.CSTNode], Optional[str]]
@@ -67,24 +67,6 @@ def _parts(node: cst.CSTNode) -> Iterable[cst.CSTNode]:
     return node.children
 
 
-def is_number(expr: Optional[cst.BaseExpression]) -> bool:
-    """True for a number literal, signed or not (``2``, ``1e-9``, ``-1``)."""
-    if isinstance(expr, (cst.Integer, cst.Float)):
-        return True
-    return isinstance(expr, cst.UnaryOperation) and isinstance(expr.expression, (cst.Integer, cst.Float))
-
-
-def _positional(call: cst.Call) -> list[cst.BaseExpression]:
-    values = []
-    for arg in call.args:
-        if arg.keyword is not None:
-            continue
-        if arg.star:
-            break
-        values.append(arg.value)
-    return values
-
-
 def torch_name(resolve: Resolve, expr: cst.CSTNode) -> Optional[str]:
     """For an expression that resolves to ``torch.X.Y``: ``"X.Y"``; else ``None``."""
     qual = resolve(expr)
@@ -130,7 +112,7 @@ def saving_op(
         return op, node.left, node.right
     if not isinstance(node, cst.Call):
         return None
-    args = _positional(node)
+    args = positional(node)
     name = torch_name(resolve, node.func)
     if name is not None:
         short = name.split(".")[-1]

@@ -124,3 +124,42 @@ def sub_blocks(stmt: cst.CSTNode) -> list[Block]:
     if fin is not None:
         blocks.append(fin.body.body)
     return blocks
+
+
+def method_call(node: cst.CSTNode) -> Optional[tuple[cst.BaseExpression, str]]:
+    """``(receiver, method name)`` for a call ``receiver.method(...)``, else ``None``."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        return node.func.value, node.func.attr.value
+    return None
+
+
+def keyword(call: cst.Call, name: str) -> Optional[cst.Arg]:
+    """The argument passed as ``name=...`` to ``call``, or ``None``."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg
+    return None
+
+
+def positional(call: cst.Call) -> list[cst.BaseExpression]:
+    """The positional argument expressions of ``call`` (stops at the first ``*args``)."""
+    values = []
+    for arg in call.args:
+        if arg.keyword is not None:
+            continue
+        if arg.star:
+            break
+        values.append(arg.value)
+    return values
+
+
+def is_name(expr: Optional[cst.BaseExpression], value: str) -> bool:
+    """True when ``expr`` is the bare name ``value`` (``True``, ``None``...)."""
+    return isinstance(expr, cst.Name) and expr.value == value
+
+
+def is_number(expr: Optional[cst.BaseExpression]) -> bool:
+    """True for a number literal, signed or not (``2``, ``1e-9``, ``-1``)."""
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        return True
+    return isinstance(expr, cst.UnaryOperation) and isinstance(expr.expression, (cst.Integer, cst.Float))
