@@ -342,19 +342,22 @@ class Interpreter:
         return self._smalls(cast(cst.SimpleStatementSuite, suite).body)  # a one-line suite: `if c: x = 1`
 
     # ------------------------------------------------------------------ compound statements
+    def _start_path(self, env: dict, saves: BackwardSaves) -> None:
+        """Start one path of a branch from the bindings and save records before it."""
+        self.model.env = dict(env)
+        self.model.scopes.top.saves = saves.copy()
+
     def _if(self, node: cst.If) -> int:
         model = self.model
         self._walk_header(node, node.test)
         scope = model.scopes.top
         env0 = model.env
         s0 = scope.saves
-        model.env = dict(env0)
-        scope.saves = s0.copy()
+        self._start_path(env0, s0)
         e1 = self._body(node.body)
         env1 = model.env
         s1 = scope.saves
-        model.env = dict(env0)
-        scope.saves = s0.copy()
+        self._start_path(env0, s0)
         if isinstance(node.orelse, cst.If):
             e2 = self._if(node.orelse)
         elif isinstance(node.orelse, cst.Else):
@@ -432,8 +435,7 @@ class Interpreter:
         scope = model.scopes.top
         env0 = model.env
         s0 = scope.saves
-        model.env = dict(env0)
-        scope.saves = s0.copy()
+        self._start_path(env0, s0)
         e_body = self._body(node.body)
         env_body = model.env
         s_body = scope.saves
@@ -491,8 +493,7 @@ class Interpreter:
         outs = []
         saves_outs = []
         for case in node.cases:
-            model.env = dict(env0)
-            scope.saves = s0.copy()
+            self._start_path(env0, s0)
             self._walk_header(case, case.pattern, case.guard)
             if not self._body(case.body):
                 outs.append(model.env)
