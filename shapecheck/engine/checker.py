@@ -121,10 +121,10 @@ class RuleContext:
         self.factory_sizes = evaluator.factory_sizes
 
     def report(self, node: cst.CSTNode, message: str, *, fix: Optional[Fix] = None,
-               offset: Optional[tuple[int, int]] = None) -> None:
+               offset: Optional[tuple[int, int]] = None, condition: Optional[str] = None) -> None:
         """Report a diagnostic of the rule whose hook is running, at ``node``."""
         checker = self._checker
-        checker.findings.append(Finding(checker.current_code, node, message, fix, offset))
+        checker.findings.append(Finding(checker.current_code, node, message, fix, offset, condition))
 
     def source(self, node: cst.CSTNode) -> str:
         """The source text of ``node``, for messages."""

@@ -5,6 +5,7 @@ cache, the configuration and the runner all build on it."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 #: Diagnostics of the engine itself, not of a rule: always reported unless ignored by exact code.
 PARSE_ERROR = "SC000"
@@ -40,6 +41,9 @@ class Diagnostic:
     fixable: bool = False
     #: only an unsafe fix exists (``--fix --unsafe-fixes`` applies it; shown ``[-]``)
     unsafe_fix: bool = False
+    #: the exception under which the finding does not hold (``"`T` is 1"``), ``None`` when it
+    #: holds whatever the sizes
+    condition: Optional[str] = None
 
     def sort_key(self) -> tuple:
         """Path, then position, then code: the order of every report."""

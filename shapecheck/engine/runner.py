@@ -195,7 +195,7 @@ class _Linter:
             diag = Diagnostic(
                 path, line, col + 1, end_line, end_col + 1, finding.code, name, severity,
                 _first_line(finding.message), finding.fix is not None and finding.fix.safe,
-                finding.fix is not None and not finding.fix.safe,
+                finding.fix is not None and not finding.fix.safe, finding.condition,
             )
             if diag in seen:  # the same finding reported twice (e.g. by two hooks)
                 continue

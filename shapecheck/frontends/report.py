@@ -56,7 +56,8 @@ def format_text(diagnostics: list, fixes_applied: int = 0, fix_mode: bool = Fals
 
 def format_json(diagnostics: list) -> str:
     """One JSON array; each object has path, line, column, end_line, end_column, code, name,
-    severity, message, fixable."""
+    severity, message, fixable, condition (the exception under which the finding does not
+    hold, ``null`` when it holds whatever the sizes)."""
     rows = [
         {
             "path": d.path,
@@ -69,6 +70,7 @@ def format_json(diagnostics: list) -> str:
             "severity": d.severity,
             "message": d.message,
             "fixable": d.fixable,
+            "condition": d.condition,
         }
         for d in diagnostics
     ]

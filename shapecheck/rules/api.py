@@ -47,9 +47,11 @@ class Context(Protocol):
         ...
 
     def report(self, node: cst.CSTNode, message: str, *, fix: Optional[Fix] = None,
-               offset: Optional[tuple[int, int]] = None) -> None:
+               offset: Optional[tuple[int, int]] = None, condition: Optional[str] = None) -> None:
         """Report a diagnostic of the running rule at ``node``; ``offset`` is ``(line_delta,
-        column)`` from the start of ``node`` (a character inside a string literal)."""
+        column)`` from the start of ``node`` (a character inside a string literal);
+        ``condition`` the exception under which a finding that holds for generic sizes does not
+        hold (``"`T` is 1"``; the message already names it), ``None`` when it always holds."""
         ...
 
     def fact(self, expr: cst.CSTNode) -> Fact:

@@ -70,6 +70,9 @@ class Finding:
 
     ``offset``, when set, is ``(line_delta, column)`` relative to the start of ``node``: used to
     point inside a string literal (the offending character of an einsum spec).
+    ``condition``, when set, is the exception under which the finding does not hold, said the way
+    the message says it (``"`T` is 1"``): the finding holds for generic sizes (every unknown size
+    at least 2 and independent of the others). ``None``: it holds whatever the sizes.
     """
 
     code: str
@@ -77,6 +80,7 @@ class Finding:
     message: str
     fix: Optional[Fix] = None
     offset: Optional[tuple[int, int]] = None
+    condition: Optional[str] = None
 
 
 class Rule:
