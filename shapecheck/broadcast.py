@@ -21,10 +21,12 @@ gives ``0``; ``0`` with ``2`` fails) and negative sizes (an error).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence, Union
 
 from shapecheck.errors import BroadcastError, ShapeCheckError
-from shapecheck.shapes import Dim, Shape, as_shape, format_dim, format_shape
+from shapecheck.generic_dims import broadcast_condition, independent
+from shapecheck.shapes import Dim, Shape, as_shape, format_dim, format_shape, is_generic
 
 ShapeLike = Union[Shape, Iterable[Dim], int]
 
@@ -58,6 +60,10 @@ def combine(a: Dim, b: Dim) -> Dim:
         return b
     if b == 1:
         return a
+    if is_generic(a) or is_generic(b):
+        # a size the code computed may be any other: never a mismatch, the result is the other
+        # one when that is an int (or 1 would fail), else unknown
+        return b if isinstance(b, int) else a if isinstance(a, int) else None
     raise Mismatch(isinstance(a, int) and isinstance(b, int))
 
 
@@ -119,6 +125,51 @@ def broadcast_shapes(*shapes: ShapeLike) -> Shape:
     if open_rank:
         return Shape(tuple(result), 0)
     return Shape(tuple(result))
+
+
+@dataclass(frozen=True)
+class GenericMismatch:
+    """Shapes that broadcast only when some generic sizes are equal or 1 (see
+    :mod:`shapecheck.generic_dims`): ``columns`` holds ``(axis, a, b, first, second)`` for each
+    column of two independent sizes (``axis`` negative, ``a`` from shape number ``first``, ``b``
+    from shape number ``second``); ``condition`` is what would make them broadcast, for "raises
+    unless ..."; ``reason`` says where they fail."""
+
+    columns: tuple[tuple[int, Dim, Dim, int, int], ...]
+    condition: str
+    reason: str
+
+
+def generic_mismatch(*shapes: ShapeLike) -> Optional[GenericMismatch]:
+    """The verdict of broadcasting ``shapes`` for generic sizes, next to the exact one of
+    :func:`broadcast_shapes` (which takes any two symbols to fit): a :class:`GenericMismatch`
+    when some column holds two independent sizes (``T`` and ``B`` of ``B, T = x.shape``), which
+    broadcast only when they are equal or one of them is 1; ``None`` otherwise (an unknown dim,
+    a missing one or a size 1 never makes a column fail here)."""
+    norm = [_normalise(s) for s in shapes]
+    width = max([len(s.trailing()) for s in norm] + [0])
+    columns: list[tuple[int, Dim, Dim, int, int]] = []
+    for j in range(width, 0, -1):
+        seen: list[tuple[Dim, int]] = []
+        for i, s in enumerate(norm):
+            tail = s.trailing()
+            d = tail[-j] if j <= len(tail) else None
+            if d is not None and d != 1 and all(d != e for e, _k in seen):
+                seen.append((d, i))
+        if len(seen) == 2 and independent(seen[0][0], seen[1][0]):
+            columns.append((-j, seen[0][0], seen[1][0], seen[0][1], seen[1][1]))
+    if not columns:
+        return None
+    by_pair: dict[frozenset, str] = {}  # (B, T) against (T, B) says it once
+    for _j, a, b, _f, _s in columns:
+        by_pair.setdefault(frozenset((a, b)), broadcast_condition(a, b))
+    clauses = list(by_pair.values())
+    condition = clauses[0] if len(clauses) == 1 else " and ".join(f"({c})" for c in clauses)
+    where = "; ".join(
+        f"dim {j} is {format_dim(a)} in shape {f} but {format_dim(b)} in shape {s}" for j, a, b, f, s in columns
+    )
+    reason = f"shapes {_join([format_shape(s) for s in norm])} do not broadcast for generic sizes: {where}"
+    return GenericMismatch(tuple(columns), condition, reason)
 
 
 def _fast(shapes: tuple) -> Optional[tuple]:

@@ -75,6 +75,205 @@ class Shape:
         return format_shape(self)
 
 
+# ---------------------------------------------------------------------------------------------
+# generic sizes: symbols the code bound, and products and quotients of dims
+
+
+class Generic(str):
+    """A symbol for a size the code computed but the linter cannot know (``b`` of
+    ``b, c, h, w = x.shape``), or a product or quotient of dims (``B*T``, ``C//4``).
+
+    It is a ``str`` (a :data:`Dim` symbol: two equal ones are the same size) that reads as its
+    text. Unlike an annotation's name, a generic size may equal any other size: nothing proves
+    two of them different. Within one tensor it is *generic*: at least 2, and independent of
+    the other symbols, which is what the view rule reasons with.
+    """
+
+    __slots__ = ()
+
+
+def is_generic(d: Dim) -> bool:
+    """True for a generic symbol (see :class:`Generic`), which may equal any size."""
+    return isinstance(d, Generic)
+
+
+class Measured(Generic):
+    """A generic size read from a tensor's shape (``T`` of ``B, T, C = x.size()``), or a
+    product or quotient with such sizes in it (``B*T``, ``C//self.n_head``).
+
+    ``origin`` stands for the read (one unpacking of one tensor's shape): the sizes of one read
+    are independent of one another, those of two reads may be equal by construction. ``names``
+    are the sizes of that read it is made of; ``pure`` is False when something else enters it
+    (a config value, an attribute: its relation to the sizes is unknown). Which two dims are
+    independent is decided in :mod:`shapecheck.generic_dims`.
+    """
+
+    origin: object
+    names: frozenset[str]
+    pure: bool
+
+
+def measured(text: str, origin: object, names: Optional[frozenset[str]] = None, pure: bool = True) -> Measured:
+    """The :class:`Measured` size ``text`` of the read ``origin`` (by default a size of its own)."""
+    out = Measured(text)
+    out.origin, out.names, out.pure = origin, names if names is not None else frozenset((str(text),)), pure
+    return out
+
+
+def _of_one_read(out: Dim, a: Dim, b: Dim) -> Dim:
+    """``out``, the product or quotient of ``a`` and ``b``, as a :class:`Measured` size when a
+    size of one read enters it and no size of another read does; else ``out`` unchanged."""
+    if not isinstance(out, str):
+        return out
+    parts = [d for d in (a, b) if not isinstance(d, int)]
+    reads = [d for d in parts if isinstance(d, Measured)]
+    if not reads or any(r.origin is not reads[0].origin for r in reads):
+        return out
+    names = frozenset().union(*(r.names for r in reads))
+    pure = all(isinstance(d, Measured) and d.pure for d in parts)
+    return measured(out, reads[0].origin, names, pure)
+
+
+#: a product of dims: an int coefficient and the sorted symbols it multiplies (with repeats)
+Monomial = tuple[int, tuple[str, ...]]
+
+_PLAIN_ATOM = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.[]")
+
+
+def split_top(text: str, sep: str) -> Optional[list[str]]:
+    """``text`` split on ``sep`` outside parentheses, or ``None`` when the parentheses do not pair."""
+    parts, depth, start, i = [], 0, 0, 0
+    while i < len(text):
+        c = text[i]
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth < 0:
+                return None
+        elif depth == 0 and text.startswith(sep, i) and not (sep == "*" and text.startswith("**", i)) \
+                and not (sep == "*" and i > 0 and text[i - 1] == "*"):
+            parts.append(text[start:i])
+            start = i + len(sep)
+            i += len(sep)
+            continue
+        i += 1
+    if depth != 0:
+        return None
+    parts.append(text[start:])
+    return parts
+
+
+def unwrap_parens(text: str) -> str:
+    """``text`` without one pair of parentheses around all of it."""
+    if text.startswith("(") and text.endswith(")") and split_top(text[1:-1], "*") is not None:
+        inner = text[1:-1]
+        depth = 0
+        for c in inner:
+            depth += 1 if c == "(" else -1 if c == ")" else 0
+            if depth < 0:
+                return text
+        return inner
+    return text
+
+
+def monomial(d: Dim) -> Optional[Monomial]:
+    """A dim as a product: ``6`` is ``(6, ())``, ``"2*B*T"`` is ``(2, ("B", "T"))``; a
+    quotient or any other expression is one symbol; ``None`` for an unknown dim."""
+    if d is None or isinstance(d, bool):
+        return None
+    if isinstance(d, int):
+        return (d, ())
+    parts = split_top(d, "*")
+    if parts is None or any(not p for p in parts):
+        return (1, (d,))
+    coef = 1
+    atoms: list[str] = []
+    for part in parts:
+        part = unwrap_parens(part)
+        if part.isdigit():
+            coef *= int(part)
+        elif part != d and "*" in part and split_top(part, "//") == [part]:
+            sub = monomial(part)
+            if sub is None:
+                return None
+            coef *= sub[0]
+            atoms.extend(sub[1])
+        else:
+            atoms.append(part)
+    return (coef, tuple(sorted(atoms)))
+
+
+def _atom_text(atom: str) -> str:
+    return atom if all(c in _PLAIN_ATOM for c in atom) else "(" + atom + ")"
+
+
+def from_monomial(m: Monomial) -> Dim:
+    """The dim of a product: an int when no symbol is left, else its canonical text
+    (``2*B*T``: the coefficient first, symbols sorted) as a :class:`Generic` symbol; a lone
+    symbol comes back as it was written."""
+    coef, atoms = m
+    if not atoms:
+        return coef
+    if coef == 1 and len(atoms) == 1:
+        return atoms[0] if isinstance(atoms[0], Generic) else Generic(atoms[0])
+    parts = ([str(coef)] if coef != 1 else []) + [_atom_text(a) for a in atoms]
+    return Generic("*".join(parts))
+
+
+def dim_mul(a: Dim, b: Dim) -> Dim:
+    """``a * b`` over dims: ints multiply, symbols make a product symbol (``B*T``); unknown
+    when either is."""
+    if isinstance(a, int) and isinstance(b, int) and not isinstance(a, bool) and not isinstance(b, bool):
+        return a * b
+    ma, mb = monomial(a), monomial(b)
+    if ma is None or mb is None:
+        return None
+    if ma[0] == 0 or mb[0] == 0:
+        return 0
+    if ma == (1, ()):
+        return b
+    if mb == (1, ()):
+        return a
+    return _of_one_read(from_monomial((ma[0] * mb[0], tuple(sorted(ma[1] + mb[1])))), a, b)
+
+
+def dims_product(dims: Iterable[Dim]) -> Dim:
+    """The product of dims (see :func:`dim_mul`); ``1`` for none."""
+    out: Dim = 1
+    for d in dims:
+        out = dim_mul(out, d)
+        if out is None:
+            return None
+    return out
+
+
+def monomial_quotient(a: Monomial, b: Monomial) -> Optional[Monomial]:
+    """``a / b`` when ``b`` divides ``a`` exactly as a product (``B*T`` by ``T``), else ``None``."""
+    if b[0] == 0 or a[0] % b[0]:
+        return None
+    rest = list(a[1])
+    for atom in b[1]:
+        if atom not in rest:
+            return None
+        rest.remove(atom)
+    return (a[0] // b[0], tuple(rest))
+
+
+def dim_floordiv(a: Dim, b: Dim) -> Dim:
+    """``a // b`` over dims: exact division of products cancels (``B*T // T`` is ``B``,
+    ``4*C // 2`` is ``2*C``); otherwise a quotient symbol (``C//4``); unknown when either is."""
+    if isinstance(a, int) and isinstance(b, int) and not isinstance(a, bool) and not isinstance(b, bool):
+        return a // b if b else None
+    ma, mb = monomial(a), monomial(b)
+    if ma is None or mb is None or mb[0] == 0:
+        return None
+    exact = monomial_quotient(ma, mb)
+    if exact is not None:
+        return _of_one_read(from_monomial(exact), a, b)
+    return _of_one_read(Generic(_atom_text(str(a)) + "//" + _atom_text(str(b))), a, b)
+
+
 def format_dim(d: Dim) -> str:
     """Render one dim: ``8``, ``batch`` or ``?``."""
     if d is None:

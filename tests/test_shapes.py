@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from shapecheck.broadcast import broadcast_shapes
 from shapecheck.errors import DimStringError
 from shapecheck.shapes import (
     ANONYMOUS,
@@ -12,10 +13,16 @@ from shapecheck.shapes import (
     SYMBOLIC,
     VARIADIC,
     DimItem,
+    Generic,
     Shape,
     as_shape,
+    dim_floordiv,
+    dim_mul,
+    dims_product,
     dims_to_shape,
     format_shape,
+    is_generic,
+    monomial,
     parse_dims,
 )
 
@@ -158,3 +165,26 @@ def test_differential_against_jaxtyping():
         assert ours == theirs, text
 
     check()
+
+
+def test_products_and_quotients_of_dims():
+    assert dim_mul("h", "w") == "h*w" and is_generic(dim_mul("h", "w"))
+    assert dim_mul("w", "h") == dim_mul("h", "w")  # canonical: symbols sorted
+    assert dim_mul(2, dim_mul("T", "B")) == "2*B*T"
+    assert dim_mul(3, 4) == 12 and dim_mul("h", None) is None and dim_mul("h", 1) == "h"
+    assert dim_floordiv(dim_mul("B", "T"), "T") == "B"
+    assert dim_floordiv(dim_mul(4, "C"), 2) == "2*C"
+    assert dim_floordiv("C", 4) == "C//4" and dim_floordiv(12, 4) == 3 and dim_floordiv("C", None) is None
+    assert dim_mul(dim_floordiv("C", "g"), "B") == "B*(C//g)"
+    assert monomial("B*(C//g)") == (1, ("B", "C//g"))
+    assert monomial("dim+1") == (1, ("dim+1",))
+    assert monomial(6) == (6, ()) and monomial(None) is None
+    assert dims_product(["a", 3, "b"]) == "3*a*b" and dims_product([2, 3]) == 6
+    assert not is_generic("batch") and is_generic(Generic("b"))
+    assert format_shape(Shape((Generic("b"), dim_mul("h", "w")))) == "(b, h*w)"
+
+
+def test_generic_sizes_broadcast_with_any_size():
+    assert broadcast_shapes(Shape((Generic("n"),)), Shape(("m",))).dims == (None,)
+    assert broadcast_shapes(Shape((Generic("n"),)), Shape((5,))).dims == (5,)
+    assert broadcast_shapes(Shape((Generic("n"),)), Shape((1,))).dims == ("n",)

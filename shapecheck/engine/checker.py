@@ -21,6 +21,8 @@ from shapecheck.semantic.evaluator import Evaluator
 from shapecheck.semantic.facts import TENSOR
 from shapecheck.semantic.interpreter import Interpreter
 from shapecheck.semantic.model import SemanticModel
+from shapecheck.semantic import callee_analysis  # noqa: F401  # registers the re-analysis of callees
+from shapecheck.semantic.summaries import Definitions, Effects, ForeignModule, call_effects
 
 __all__ = ["Checker", "RuleContext", "analyze"]
 
@@ -151,6 +153,10 @@ class RuleContext:
         """The earlier non-retaining ``name.backward()`` on every path, if any."""
         return self._scopes.top.saves.freed_by(name)
 
+    def call_effects(self, call: cst.Call) -> Optional[Effects]:
+        """What the callee of ``call`` does to gradients, when it is known."""
+        return call_effects(self._model, call)
+
     @property
     def function(self) -> Optional[cst.FunctionDef]:
         """The innermost enclosing function, or ``None``."""
@@ -209,15 +215,19 @@ class RuleContext:
         return self._model.infer_errors
 
 
-def analyze(module: cst.Module, rules: Sequence[Any], text: Optional[str] = None) -> Checker:
+def analyze(module: cst.Module, rules: Sequence[Any], text: Optional[str] = None,
+            imported: Optional[dict[str, tuple[ForeignModule, str]]] = None) -> Checker:
     """Walk ``module`` once, inferring facts and running the hooks of ``rules``.
 
     ``text``, the source ``module`` was parsed from, is optional: rules use it to skip work that
-    the text shows cannot matter. Returns the checker: ``.findings`` holds the diagnostics,
-    ``.crashes`` the rules that raised.
+    the text shows cannot matter. ``imported``: the functions and classes the file imports
+    from other files of the run (local name -> (that file, the name there)). Returns the
+    checker: ``.findings`` holds the diagnostics, ``.crashes`` the rules that raised.
     """
     if text is not None:
         rules = [r for r in rules if not isinstance(r, Rule) or type(r).applies_to(text)]
     checker = Checker(module, rules, text)
+    if imported:
+        checker.model.callees = Definitions(imported=dict(imported))
     checker.run()
     return checker

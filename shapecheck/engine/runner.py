@@ -75,6 +75,10 @@ class FileJob:
     error: Optional[tuple[str, int, int]] = None
     #: per-file-ignores selectors: findings they cover are not fixed
     ignore: tuple[str, ...] = ()
+    #: the functions it imports from other files of the run (:mod:`shapecheck.engine.run_imports`)
+    links: tuple = ()
+    #: (module name, bytes) of each file those come from
+    foreign: tuple[tuple[str, bytes], ...] = ()
 
 
 def _rule_meta(code: str) -> tuple[str, str]:
@@ -122,8 +126,9 @@ class _Linter:
         self.unsafe_fixes = unsafe_fixes
         self.meta = {r.code: (r.name, r.severity) for r in rule_classes}
 
-    def analyze(self, path: str, text: str):
-        """Parse and analyse ``text``: ``(module, findings, diagnostics)``.
+    def analyze(self, path: str, text: str, imported: Optional[dict] = None):
+        """Parse and analyse ``text``: ``(module, findings, diagnostics)``; ``imported``: the
+        functions it imports from other files of the run (see :func:`_imported`).
 
         ``diagnostics`` holds every finding not suppressed by a comment, positioned; ``findings``
         holds the matching :class:`Finding` objects (same order) for the fixer. ``module`` is
@@ -144,7 +149,7 @@ class _Linter:
             return None, [], [_syntax_error(path, text, exc)]
         rules = [cls() for cls in self.rule_classes]
         try:
-            ctx = checker.analyze(module, rules, text)
+            ctx = checker.analyze(module, rules, text, imported)
         except RecursionError:
             return module, [], [
                 _engine_diagnostic(path, INTERNAL_ERROR, "internal error in the analysis walker: "
@@ -237,7 +242,8 @@ class _Linter:
             result.diagnostics = [_engine_diagnostic(job.path, PARSE_ERROR, exc.message, exc.line, exc.column)]
             return result
         text = decoded.text
-        module, findings, diagnostics = self.analyze(job.path, text)
+        imported = _imported(job)
+        module, findings, diagnostics = self.analyze(job.path, text, imported)
         if mode == MODE_CHECK or module is None:
             result.diagnostics = diagnostics
             return result
@@ -256,7 +262,7 @@ class _Linter:
             new_text = new_module.code
             if applied == 0 or new_text == text:
                 break
-            new_parse = self.analyze(job.path, new_text)
+            new_parse = self.analyze(job.path, new_text, imported)
             if new_parse[0] is None:  # a fix that breaks the syntax is not applied
                 break
             text, (module, findings, diagnostics) = new_text, new_parse
@@ -265,6 +271,46 @@ class _Linter:
         if text != result.original_text:
             result.fixed_text = text
         return result
+
+
+def _imported(job: FileJob) -> Optional[dict]:
+    """Local name -> (the other file of the run, the function's name there) for ``job``."""
+    if not job.links:
+        return None
+    from shapecheck.semantic.summaries import ForeignModule
+
+    homes: dict[str, ForeignModule] = {}
+    for name, data in job.foreign:
+        try:
+            homes[name] = ForeignModule(name, decode_source(data).text)
+        except SourceError:
+            continue
+    return {link.local: (homes[link.module], link.original) for link in job.links if link.module in homes}
+
+
+def _with_links(work: list[FileJob]) -> list[FileJob]:
+    """The jobs, each with the functions it imports from the other files of the run."""
+    from dataclasses import replace
+
+    from shapecheck.engine.run_imports import module_name, plan_links
+
+    readable = [job for job in work if job.data is not None and job.error is None]
+    if len(readable) < 2:
+        return work
+    texts: dict[str, Optional[bytes]] = {}
+    for job in readable:
+        name = module_name(job.path)[0]
+        texts[name] = None if name in texts else job.data  # two files of one name: neither
+    plan = plan_links((job.path, (job.data or b"").decode("utf-8", "replace")) for job in readable)
+    out = []
+    for job in work:
+        found = {link: texts.get(link.module) for link in plan.get(job.path, ())}
+        known = {link.module: data for link, data in found.items() if data is not None}
+        if known:
+            links = tuple(link for link in found if link.module in known)
+            job = replace(job, links=links, foreign=tuple(sorted(known.items())))
+        out.append(job)
+    return out
 
 
 # --- process pool plumbing -------------------------------------------------------------------
@@ -509,9 +555,12 @@ def run(
                 continue
             work.append(FileJob(path, data, ignore=tuple(ignored_for_path(settings, path))))
 
+    if stdin is None:
+        work = _with_links(work)
     cache = None
     if use_cache and mode == MODE_CHECK and stdin is None:
         from shapecheck.engine.cache import Cache
+        from shapecheck.engine.run_imports import link_digest
 
         cache = Cache.open(settings.project_root, codes)
     results: list[FileResult] = []
@@ -519,7 +568,8 @@ def run(
     digests: dict[str, str] = {}
     for job in work:
         if cache is not None and job.data is not None:
-            digest = hashlib.sha256(job.data).hexdigest()
+            digest = hashlib.sha256(job.data).hexdigest() if not job.links else \
+                link_digest(job.data, job.links, dict(job.foreign))
             digests[job.path] = digest
             cached = cache.get(job.path, digest)
             if cached is not None:

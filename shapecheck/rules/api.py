@@ -23,6 +23,7 @@ from shapecheck.rules.base import Fix
 from shapecheck.semantic.backward_saves import SaveRecord
 from shapecheck.semantic.facts import Fact
 from shapecheck.semantic.imports import ImportTable
+from shapecheck.semantic.summaries import Effects
 from shapecheck.shapes import Dim
 
 __all__ = ["Context"]
@@ -169,4 +170,10 @@ class Context(Protocol):
     def freed_by_backward(self, name: str) -> Optional[cst.Call]:
         """The ``name.backward()`` (without ``retain_graph``/``create_graph``) that already ran on
         the current binding of ``name`` on every path to this point, else ``None``."""
+        ...
+
+    def call_effects(self, call: cst.Call) -> Optional[Effects]:
+        """What the function or method of this file (or of another file of the run) that
+        ``call`` runs does to gradients (clears them, runs ``backward()``), through the helpers
+        it calls; ``None`` when the callee is not known."""
         ...

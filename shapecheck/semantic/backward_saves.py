@@ -6,10 +6,17 @@ of each binding depends on, the first in-place change of each saved binding, wha
 assigned from, and the first ``backward()`` (that did not retain the graph) run on each binding.
 
 The interpreter updates it after the hooks of a statement ran, in statement order, and joins it at
-``if``/``try``/``match`` and loops as it joins the bindings: what is not the same on every path is
-dropped, so it never flags. Records, dependencies and assigned values belong to one binding each
-(a binding is never reused), so the paths of a scope share them; the current version of each name,
-the in-place changes and the backward calls are per path.
+``if``/``try``/``match`` and loops as it joins the bindings. A save record stays changed after a
+join when it is changed on every path that made it: a loop body that saves ``tanh``'s output and
+then changes it (``h = torch.tanh(...); h += b``) breaks backward whenever it runs, while a change
+on one path of a record that another path also holds is dropped. A name bound differently on the
+paths depends on what it depends on along each. Records, dependencies and assigned values belong to
+one binding each (a binding is never reused), so the paths of a scope share them; the current
+version of each name, the records made, the in-place changes and the backward calls are per path.
+
+A list of tensors holds its elements' records (``hs = [torch.sigmoid(a), ...]``,
+``hs.append(h)``): ``hs[0] += 1`` and ``hs[0][:, 0] = 0`` change them in place, while
+``hs[0] = v`` only replaces an element.
 """
 
 from __future__ import annotations
@@ -19,8 +26,8 @@ from typing import Callable, Iterable, Iterator, Optional
 
 import libcst as cst
 
-from shapecheck.semantic.facts import LEAF_REQUIRES_GRAD, Fact
-from shapecheck.semantic.inplace import augassign_target, inplace_call_targets, subscript_targets
+from shapecheck.semantic.facts import INT, LEAF_REQUIRES_GRAD, Fact
+from shapecheck.semantic.inplace import augassign_target, inplace_call_targets, subscript_writes, written_base
 from shapecheck.semantic.saved_tensors import (
     Resolve, below, names_read, saved_roles, saving_op, torch_name,
 )
@@ -57,6 +64,8 @@ class _Shared:
     deps: dict[Binding, frozenset[SaveRecord]] = field(default_factory=dict)
     saved: dict[Binding, list[SaveRecord]] = field(default_factory=dict)
     assigned_from: dict[Binding, tuple[cst.BaseExpression, ...]] = field(default_factory=dict)
+    #: the records a binding holds as elements of a list (``hs = [torch.sigmoid(a)]``, ``hs.append(h)``)
+    elements: dict[Binding, set[SaveRecord]] = field(default_factory=dict)
 
     def next(self) -> int:
         """A number not used before in this scope."""
@@ -67,7 +76,7 @@ class _Shared:
 class BackwardSaves:
     """The save records of one scope along the path the walk is on."""
 
-    __slots__ = ("versions", "changed", "backwards", "shared")
+    __slots__ = ("versions", "changed", "backwards", "made", "shared")
 
     def __init__(self, shared: Optional[_Shared] = None) -> None:
         #: name -> version of its current binding (0: the binding the scope started with)
@@ -76,6 +85,8 @@ class BackwardSaves:
         self.changed: dict[SaveRecord, cst.CSTNode] = {}
         #: binding -> the first ``backward()`` on it that did not retain the graph
         self.backwards: dict[Binding, cst.Call] = {}
+        #: the save records made on this path
+        self.made: set[SaveRecord] = set()
         self.shared = shared if shared is not None else _Shared()
 
     def copy(self) -> BackwardSaves:
@@ -84,6 +95,7 @@ class BackwardSaves:
         other.versions = dict(self.versions)
         other.changed = dict(self.changed)
         other.backwards = dict(self.backwards)
+        other.made = set(self.made)
         return other
 
     # ------------------------------------------------------------------ queries
@@ -127,28 +139,47 @@ class BackwardSaves:
             shared.assigned_from[binding] = values
         return binding
 
-    def change(self, name: str, node: cst.CSTNode) -> None:
-        """``node`` changes the current binding of ``name`` in place."""
+    def change(self, name: str, node: cst.CSTNode, replaces_element: bool = False) -> None:
+        """``node`` changes the current binding of ``name`` in place; with ``replaces_element``
+        it is ``name[i] = v``, which changes no tensor a list holds as an element."""
         changed = self.changed
-        for record in self.shared.saved.get(self.binding(name), ()):
-            if record not in changed:
+        binding = self.binding(name)
+        held = self.shared.elements.get(binding, set()) if replaces_element else set()
+        for record in self.shared.saved.get(binding, ()):
+            if record not in changed and record not in held:
                 changed[record] = node
+
+    def hold(self, name: str, records: Iterable[SaveRecord], deps: Iterable[SaveRecord]) -> None:
+        """The list bound to ``name`` now also holds a tensor saved as ``records`` and whose
+        value depends on ``deps`` (``name.append(h)``)."""
+        binding = self.binding(name)
+        shared = self.shared
+        records = list(records)
+        for record in records:
+            saved = shared.saved.setdefault(binding, [])
+            if record not in saved:
+                saved.append(record)
+        shared.elements.setdefault(binding, set()).update(records)
+        shared.deps[binding] = shared.deps.get(binding, frozenset()) | frozenset(deps) | frozenset(records)
 
     def add_record(self, op: str, binding: Binding, role: str) -> SaveRecord:
         """``op`` saved ``binding`` for backward."""
         shared = self.shared
         record = SaveRecord(op, binding, role, shared.next())
         shared.saved.setdefault(binding, []).append(record)
+        self.made.add(record)
         return record
 
 
-def join_saves(states: list[BackwardSaves]) -> BackwardSaves:
-    """The state after paths meet: what is not so on every path is dropped.
+def join_saves(states: list[BackwardSaves], stopped_early: bool = False) -> BackwardSaves:
+    """The state after paths meet.
 
-    A name bound differently on some path gets a new binding that depends on no save record (it
-    keeps the values of every path, when all are known). A save record stays changed in place,
-    and a binding stays freed by a backward pass, only when it is on every path (the statement
-    kept is the first path's).
+    A name bound differently on some path gets a new binding that depends on the records its
+    binding on each path depends on (it keeps the values of every path, when all are known). A
+    save record stays changed in place when it is changed on every path that made it (the
+    statement kept is the first such path's); with ``stopped_early`` (the start of an ``except``:
+    the ``try`` body may have stopped between the save and the change) only when it is changed on
+    every path. A binding stays freed by a backward pass only when it is on every path.
     """
     first = states[0]
     if len(states) == 1:
@@ -156,6 +187,7 @@ def join_saves(states: list[BackwardSaves]) -> BackwardSaves:
     rest = states[1:]
     out = BackwardSaves(first.shared)
     assigned = first.shared.assigned_from
+    deps = first.shared.deps
     names = set(first.versions)
     for s in rest:
         names |= s.versions.keys()
@@ -172,8 +204,17 @@ def join_saves(states: list[BackwardSaves]) -> BackwardSaves:
                 values = ()
                 break
             values += tuple(v for v in path_values if v not in values)
-        out.rebind(name, (), values)
-    out.changed = {r: n for r, n in first.changed.items() if all(r in s.changed for s in rest)}
+        path_deps: set[SaveRecord] = set()
+        for s in states:
+            path_deps |= deps.get(s.binding(name), frozenset())
+        out.rebind(name, path_deps, values)
+    for s in states:
+        out.made |= s.made
+        for r, n in s.changed.items():
+            if r in out.changed:
+                continue
+            if all(r in t.changed or (r not in t.made and not stopped_early) for t in states):
+                out.changed[r] = n
     out.backwards = {b: c for b, c in first.backwards.items() if all(b in s.backwards for s in rest)}
     return out
 
@@ -204,17 +245,28 @@ def record_saves(state: BackwardSaves, expr: cst.BaseExpression, result: Optiona
         if not roles:
             continue
         text = " ".join(source(node).split())
+        element = _is_element(expr, node)
         for role in sorted(roles):
             target: Optional[Binding] = None
             if role == RESULT:
-                target = result if node is expr else None
+                target = result if node is expr or element else None
             else:
                 operand = self_expr if role == SELF else other_expr
                 dotted = dotted_name(operand) if operand is not None else None
                 target = state.binding(dotted) if dotted is not None else None
             if target is not None:
-                added.add(state.add_record(text, target, role))
+                record = state.add_record(text, target, role)
+                added.add(record)
+                if role == RESULT and element:
+                    state.shared.elements.setdefault(target, set()).add(record)
     return added
+
+
+def _is_element(expr: cst.BaseExpression, node: cst.CSTNode) -> bool:
+    """``node`` is an element of the list or tuple display (or list comprehension) ``expr``."""
+    if isinstance(expr, cst.ListComp):
+        return expr.elt is node
+    return isinstance(expr, (cst.List, cst.Tuple)) and any(e.value is node for e in expr.elements)
 
 
 # ---------------------------------------------------------------------- statements
@@ -231,12 +283,17 @@ class SavesTracker:
         """``small`` ran (``calls``: the calls inside it, in source order)."""
         tp = type(small)
         if tp is cst.Assign:
-            for target in subscript_targets(small):  # type: ignore[arg-type]
-                self._changed(state, target, small, grad_enabled)
+            # the calls of the value run before the store: `h = F.relu(h, inplace=True)` changes the old `h`
+            self.calls(state, calls, grad_enabled)
+            for target, whole_element in subscript_writes(small):  # type: ignore[arg-type]
+                self._changed(state, target, small, grad_enabled, whole_element)
             self._assigned(state, [t.target for t in small.targets], small.value, grad_enabled)  # type: ignore[attr-defined]
-        elif tp is cst.AnnAssign and small.value is not None:  # type: ignore[attr-defined]
+            return
+        if tp is cst.AnnAssign and small.value is not None:  # type: ignore[attr-defined]
+            self.calls(state, calls, grad_enabled)
             self._assigned(state, [small.target], small.value, grad_enabled)  # type: ignore[attr-defined]
-        elif tp is cst.AugAssign:
+            return
+        if tp is cst.AugAssign:
             self._changed(state, augassign_target(small), small, grad_enabled)  # type: ignore[arg-type]
             dotted = dotted_name(small.target)  # type: ignore[attr-defined]
             if dotted is not None:
@@ -248,8 +305,13 @@ class SavesTracker:
         """The in-place changes and backward passes of ``calls``."""
         for call in calls:
             for target, _how in inplace_call_targets(self.resolve, call):
+                if self._basic_index(target):
+                    target = written_base(target)  # `h[0].add_(1)` writes `h`; `hs[-1].mul_(0)` what `hs` holds
                 self._changed(state, target, call, grad_enabled)
             func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "append" and len(call.args) == 1 \
+                    and state.shared.records:
+                self._appended(state, func.value, call.args[0].value, grad_enabled)
             if isinstance(func, cst.Attribute) and func.attr.value == "backward" \
                     and torch_name(self.resolve, func) is None and not retains_graph(call):
                 dotted = dotted_name(func.value)
@@ -271,14 +333,99 @@ class SavesTracker:
                 if dotted is not None:
                     state.rebind(dotted, deps, (value,), version if dotted == single else None)
 
+    def _basic_index(self, expr: cst.BaseExpression) -> bool:
+        """``expr`` is a subscript by ints and slices only: a view of a tensor (an index tensor
+        would make a copy), or an element of a list."""
+        if not isinstance(expr, cst.Subscript):
+            return False
+        while isinstance(expr, cst.Subscript):
+            for element in expr.slice:
+                inner = element.slice
+                if isinstance(inner, cst.Index) and not is_number(inner.value) \
+                        and self.fact(inner.value).kind != INT:
+                    return False
+            expr = expr.value
+        return True
+
+    def loop_target(self, state: BackwardSaves, target: cst.BaseExpression, iter_expr: cst.BaseExpression) -> None:
+        """``for target in iter_expr``: a new binding of each name of ``target``; a plain name
+        looping over a list of tensors holds the records of its elements (``for h in hs: h += 1``
+        changes them)."""
+        deps = state.deps_of(iter_expr) if state.shared.records else set()
+        held: list[SaveRecord] = []
+        owner = dotted_name(iter_expr)
+        if isinstance(target, cst.Name) and owner is not None:
+            held = sorted(state.shared.elements.get(state.binding(owner), ()), key=lambda r: r.serial)
+        for element in _flat_targets(target):
+            name = dotted_name(element)
+            if name is None:
+                continue
+            binding = state.rebind(name, deps, ())
+            if held and element is target:
+                state.shared.saved.setdefault(binding, []).extend(held)
+
+    def _appended(self, state: BackwardSaves, owner: cst.BaseExpression, value: cst.BaseExpression,
+                  grad_enabled: Optional[bool]) -> None:
+        """``owner.append(value)``: the list holds the tensor, and the records saved on it."""
+        name = dotted_name(owner)
+        if name is None:
+            return
+        held: list[SaveRecord] = []
+        value_name = dotted_name(value)
+        if value_name is not None:
+            held = list(state.shared.saved.get(state.binding(value_name), ()))
+        elif grad_enabled is True:
+            result = state.binding(name)
+            held = [r for r in record_saves(state, value, result, self.fact, self.resolve, self.source)
+                    if r.binding == result and r.role == RESULT]
+        state.hold(name, held, state.deps_of(value))
+
     def _changed(self, state: BackwardSaves, target: cst.BaseExpression, node: cst.CSTNode,
-                 grad_enabled: Optional[bool]) -> None:
+                 grad_enabled: Optional[bool], replaces_element: bool = False) -> None:
         dotted = dotted_name(target)
         if dotted is None:
             return
         if grad_enabled is True and self.fact(target).grad == LEAF_REQUIRES_GRAD:
             return  # torch raises at the change itself: a leaf that requires grad, changed in place
-        state.change(dotted, node)
+        state.change(dotted, node, replaces_element)
+
+
+def differentiated(method: cst.FunctionDef, cls: cst.ClassDef) -> bool:
+    """``method`` of ``cls`` is written to be differentiated: it is ``forward``, or a method that
+    ``forward`` calls as ``self.<name>(...)`` (its saves matter without a backward call)."""
+    name = method.name.value
+    if name == "forward":
+        return True
+    receiver = method.params.params[0].name.value if method.params.params else None
+    return receiver == "self" and name in _forward_helpers(cls)
+
+
+#: id of a class -> (the class, the methods its forward calls); see :func:`_forward_helpers`
+_HELPERS: dict[int, tuple[cst.ClassDef, frozenset[str]]] = {}
+
+
+def _forward_helpers(cls: cst.ClassDef) -> frozenset[str]:
+    """The names ``forward`` of ``cls`` calls as ``self.<name>(...)``; none when ``forward`` has a
+    ``with`` block (the call may run with grad mode off)."""
+    cached = _HELPERS.get(id(cls))
+    if cached is not None and cached[0] is cls:
+        return cached[1]
+    names: set[str] = set()
+    for statement in cls.body.body:
+        if isinstance(statement, cst.FunctionDef) and statement.name.value == "forward":
+            for node in walk(statement.body):
+                if type(node) is cst.With:
+                    names.clear()
+                    break
+                if type(node) is cst.Call:
+                    dotted = dotted_name(node.func)
+                    if dotted is not None and dotted.startswith("self.") and dotted.count(".") == 1:
+                        names.add(dotted[len("self."):])
+    if len(_HELPERS) > 256:
+        _HELPERS.clear()
+    found = frozenset(names)
+    _HELPERS[id(cls)] = (cls, found)
+    return found
 
 
 def mentions_backward(scope: cst.CSTNode) -> bool:

@@ -10,15 +10,18 @@ from typing import Optional
 import libcst as cst
 
 from shapecheck.semantic.annotations import annotation_fact
+from shapecheck.semantic.eval.data_loading import batch_fields
+from shapecheck.semantic.eval.sizes import named_sizes
 from shapecheck.semantic.evaluator import Evaluator
 from shapecheck.semantic.facts import (
     BOOL, DEVICE, FLOAT, INT, LEAF_REQUIRES_GRAD, MODULE, NO_GRAD, NON_LEAF, SIZE, STR, TENSOR, UNKNOWN, Fact,
     fresh,
 )
 from shapecheck.semantic.model import SemanticModel
-from shapecheck.semantic.syntax import CallArgs, dotted_name, import_binding, target_names
+from shapecheck.semantic.module_state import registered
+from shapecheck.semantic.summaries import argument_effects
+from shapecheck.semantic.syntax import CallArgs, dotted_name, import_binding, sizes_of, target_names
 from shapecheck.semantic.torch_api import INPLACE_SHAPE_KEEPING_METHODS, MODULE_DEVICE_METHODS
-from shapecheck.shapes import Shape
 
 _BUILTINS = frozenset(dir(builtins))
 
@@ -28,6 +31,7 @@ class Binder:
 
     def __init__(self, model: SemanticModel, evaluator: Evaluator) -> None:
         self.model = model
+        self.evaluator = evaluator
         self.fact = evaluator.fact
 
     def small_statement(self, small: cst.CSTNode) -> None:
@@ -39,7 +43,7 @@ class Binder:
             value = self.fact(small.value)
             for t in small.targets:
                 if isinstance(t.target, (cst.Tuple, cst.List)) and value.kind == SIZE:
-                    self._refine_rank(small.value, t.target)
+                    value = self._refine_rank(small.value, t.target) or value
                 self.bind(t.target, value)
             if type(small.value) is cst.Call:
                 self._modules_passed(small.value)
@@ -129,6 +133,8 @@ class Binder:
                           for d in value.shape.dims)
         elif value.kind == SIZE:
             elems = tuple(Fact(kind=INT) for _ in elements)
+        elif elems is None:
+            elems = batch_fields(value, len(elements))  # `data, target = batch` of a DataLoader
         if any(isinstance(e, cst.StarredElement) for e in elements) or elems is None \
                 or len(elems) != len(elements):
             for e in elements:
@@ -146,23 +152,26 @@ class Binder:
         for k in stale:
             del env[k]
 
-    def _refine_rank(self, size_expr: cst.BaseExpression, target: cst.Tuple | cst.List) -> None:
-        """``b, t, c = x.shape`` proves that ``x`` has rank 3 (when its rank was unknown)."""
+    def _refine_rank(self, size_expr: cst.BaseExpression, target: cst.Tuple | cst.List) -> Optional[Fact]:
+        """``b, t, c = x.shape`` proves that ``x`` has rank 3 (when its rank was unknown), and
+        names its unknown sizes by the names they are unpacked to (generic symbols); returns
+        the sizes so named, or ``None`` when nothing changed."""
         if any(isinstance(e, cst.StarredElement) for e in target.elements):
-            return
-        owner_expr: Optional[cst.BaseExpression] = None
-        if isinstance(size_expr, cst.Attribute) and size_expr.attr.value == "shape":
-            owner_expr = size_expr.value
-        elif isinstance(size_expr, cst.Call) and isinstance(size_expr.func, cst.Attribute) \
-                and size_expr.func.attr.value == "size" and not size_expr.args:
-            owner_expr = size_expr.func.value
+            return None
+        owner_expr = sizes_of(size_expr)
         owner = dotted_name(owner_expr) if owner_expr is not None else None
         if owner is None or owner_expr is None:
-            return
+            return None
         cur = self.fact(owner_expr)
-        if cur.shape is not None or cur.kind not in (TENSOR, None):
-            return
-        self.set(owner, cur.with_(shape=Shape((None,) * len(target.elements))))
+        if cur.kind not in (TENSOR, None):
+            return None
+        if cur.shape is not None and (cur.shape.rank != len(target.elements) or cur.strides is not None):
+            return None
+        shape = named_sizes(cur.shape, target.elements, self.model.scopes.top.env.get)
+        if shape is None:
+            return None
+        self.set(owner, cur.with_(shape=shape))
+        return Fact(kind=SIZE, shape=shape)
 
     def _aug_assign(self, node: cst.AugAssign) -> None:
         owner = dotted_name(node.target)
@@ -187,10 +196,18 @@ class Binder:
     def _modules_passed(self, call: cst.Call) -> None:
         """A module passed to a function may come back changed (``weight_norm(layer)``,
         ``prune.l1_unstructured(layer, ...)`` make ``layer.weight`` a computed tensor,
-        ``accelerator.prepare(model)`` moves it): forget what it holds and where it is."""
+        ``accelerator.prepare(model)`` moves it): forget what it holds and where it is. A call
+        of a function or method that the analysis re-analyses leaves what the callee did instead."""
         model = self.model
         func = call.func
         env = model.env
+        changed = argument_effects(self.evaluator, call)
+        if changed is not None:
+            for passed, after in changed.items():
+                changed_name = dotted_name(passed)
+                if changed_name is not None:
+                    self.set(changed_name, after)
+            return
         if type(func) is cst.Name and func.value in _BUILTINS and func.value not in env \
                 and func.value not in model.module_names and model.imports.resolve(func) is None:
             return  # a builtin (`print`, `isinstance`): it only reads what it is given
@@ -224,6 +241,9 @@ class Binder:
         if cur.kind == MODULE:
             if method in ("to", "cuda", "cpu", "requires_grad_"):
                 self.set(owner, self.fact(value))
+            held = registered(model, self.fact, value)
+            if held is not None:
+                self.set(*held)  # `self.register_buffer("mask", t)`
             class_def = model.class_def
             if owner == "self" and method in MODULE_DEVICE_METHODS and class_def is not None:
                 model.class_moves.add(class_def.name.value)  # `self.cuda()` in `__init__`

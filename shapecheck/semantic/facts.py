@@ -48,6 +48,9 @@ Fields (all optional):
 - ``parameter_loop``: a :class:`ParamLoop`: the variable of ``for p in m.parameters()`` (or of
   ``named_parameters()``): ``MODULE`` when ``m`` is known to be a module, ``GUESSED`` when only
   the method's name says ``p`` is a parameter.
+- ``placed_by``: for a module that the file moves to a device (and its parameters, buffers and
+  submodules, in its methods): where the file moves it, for messages
+  (:mod:`~shapecheck.semantic.module_state`).
 
 The words of each closed vocabulary are :class:`Word` enums that compare, hash, print and
 serialise as their text (``Kind.TENSOR == "tensor"``, ``f"{CPU}"`` is ``cpu``).
@@ -172,13 +175,16 @@ class Reduction:
     ``source`` is the :class:`Fact` object of the reduced tensor at that point (compared by
     identity: a rebinding of the name makes a new object), ``source_name`` its dotted name
     (``x``, ``self.w``) or ``None``, ``axes`` the reduced axes as written (may be negative),
-    ``node`` the reduction call (a libcst node: ``ctx.source(node)`` is ``x.mean(dim=1)``).
+    ``node`` the reduction call (a libcst node: ``ctx.source(node)`` is ``x.mean(dim=1)``),
+    ``default_of`` the parameter whose default value gave the axes (``def f(x, dim=-1)``), else
+    ``None``.
     """
 
     source: "Fact"
     source_name: Optional[str]
     axes: tuple[int, ...]
     node: Any
+    default_of: Optional[str] = None
 
 
 # ---------------------------------------------------------------------------- join rules
@@ -276,6 +282,9 @@ class Fact:
     no_gradient_from: Optional[str] = _fact(equal)
     #: the variable of a loop over ``.parameters()``, and whether its owner is known to be a module
     parameter_loop: Optional[ParamLoop] = _fact(equal)
+    #: for a module the file moves, and the tensors that move with it: why ``device`` says where
+    #: it is, as messages say it (``"`Emb` is moved to CUDA at line 14"``)
+    placed_by: Optional[str] = _fact(equal)
 
     def with_(self, **changes: Any) -> "Fact":
         """A copy with some fields changed."""

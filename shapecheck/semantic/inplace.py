@@ -13,11 +13,15 @@ from shapecheck.semantic.torch_api import FUNCTIONAL_INPLACE, FUNCTIONAL_INPLACE
 Resolve = Callable[[cst.CSTNode], Optional[str]]
 
 
-def _base(expr: cst.BaseExpression) -> cst.BaseExpression:
-    """``x`` for ``x[0]``, ``x[:, 1:][0]``: the tensor whose storage a subscript writes."""
+def written_base(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``x`` for ``x[0]``, ``x[:, 1:][0]``: the tensor whose storage a subscript writes (or the
+    list whose element it is)."""
     while isinstance(expr, cst.Subscript):
         expr = expr.value
     return expr
+
+
+_base = written_base
 
 
 def inplace_call_targets(resolve: Resolve, node: cst.Call) -> Iterator[tuple[cst.BaseExpression, str]]:
@@ -75,6 +79,14 @@ def augassign_target(node: cst.AugAssign) -> cst.BaseExpression:
 
 def subscript_targets(node: cst.Assign) -> Iterator[cst.BaseExpression]:
     """The tensors that ``x[...] = v`` modifies in place."""
+    for target, _whole in subscript_writes(node):
+        yield target
+
+
+def subscript_writes(node: cst.Assign) -> Iterator[tuple[cst.BaseExpression, bool]]:
+    """``(x, whole_element)`` for each ``x[...] = v`` of ``node``: ``whole_element`` for one level
+    of indexing (``x[i] = v``), which on a list replaces an element and changes no tensor;
+    ``x[i][j] = v`` writes into what ``x[i]`` holds."""
     for target in node.targets:
         if isinstance(target.target, cst.Subscript):
-            yield _base(target.target)
+            yield _base(target.target), not isinstance(target.target.value, cst.Subscript)

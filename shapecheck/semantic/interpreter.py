@@ -33,8 +33,11 @@ does not join; loops are analysed with the entry facts joined with those at the 
 bound exactly once as they are when the ``def`` runs, with annotation names removed (and modules
 without their device and parameters: module-level code run before the call may move them); it
 does not see the locals of an enclosing function. Methods of a class also see the modules,
-optimizers, devices and parameters that ``__init__`` assigned to ``self`` (without a device: the
-instance may have been moved since).
+optimizers, devices, parameters, registered buffers and plain tensor attributes that ``__init__``
+assigned to ``self``: without a device (the instance may have been moved since), unless the file
+moves an instance of the class (:mod:`~shapecheck.semantic.module_state`): then ``self``, its
+parameters, buffers and submodules are on that device and its plain tensor attributes where
+``__init__`` made them.
 
 Modules: a ``torch.nn`` layer knows the parameters it holds (``model.weight`` of an
 ``nn.Linear`` is a leaf tensor that requires grad, on the module's device; ``bias=False``,
@@ -70,15 +73,21 @@ import libcst as cst
 
 from shapecheck.semantic.annotations import annotation_fact
 from shapecheck.semantic.backward_saves import (
-    BACKWARD_WORDS, BackwardSaves, SavesTracker, join_saves, mentions_backward,
+    BACKWARD_WORDS, BackwardSaves, SavesTracker, differentiated, join_saves, mentions_backward,
 )
 from shapecheck.semantic.bindings import Binder
 from shapecheck.semantic.eval.autograd import NOT_A_GRAD_MODE, grad_mode_of
 from shapecheck.semantic.eval.expressions import loop_element
 from shapecheck.semantic.eval.nn_modules import is_module_class
 from shapecheck.semantic.evaluator import INFERENCE_GAPS, Evaluator
+from shapecheck.semantic.evidence import (
+    PARAMETERS, FunctionEvidence, after_statement, refine_bindings, scan_function, scan_module,
+)
 from shapecheck.semantic.facts import MODULE, Fact, ParamLoop, fresh
 from shapecheck.semantic.model import SemanticModel
+from shapecheck.semantic.module_state import (
+    held_tensors, inherit_state, method_attrs, scan_placements, self_fact,
+)
 from shapecheck.semantic.prescan import prescan_module, read_file_flags, scan_statements
 from shapecheck.semantic.scopes import Env, exportable, exported, global_view, merge
 from shapecheck.semantic.syntax import all_params, target_names
@@ -193,17 +202,21 @@ class Interpreter:
         self._calls: list[cst.Call] = []
         #: for each loop being walked: the saves at each ``break``/``continue``
         self._saves_exits: list[list[BackwardSaves]] = []
+        #: the evidence of the uses of each binding, per function being walked (innermost last)
+        self._evidence: list[FunctionEvidence] = []
 
     # ------------------------------------------------------------------ driver
     def run(self, module: cst.Module, text: Optional[str] = None) -> None:
         """Analyse the whole module (``text`` is its source, when the caller has it)."""
         source = text if text is not None else module.code
         read_file_flags(self.model, source)
-        self._track_saves = any(word in source for word in BACKWARD_WORDS)
+        self._track_saves = any(word in source for word in (*BACKWARD_WORDS, "def forward"))
         if self._track_saves:
             self.model.scopes.module.saves.shared.records = mentions_backward(module)
         self._saves.source = module.code_for_node
         prescan_module(self.model, module.body)
+        scan_placements(self.model, module, source)
+        self._evidence = [scan_module(module.body, self.model.imports.resolve)]
         if not self._silent:
             self._visit_alone(module)
         self._block(module.body)
@@ -323,6 +336,8 @@ class Interpreter:
                     self._saves.statement(self.model.scopes.top.saves, small, self._calls,
                                           self.model.grad_enabled)
                 self.binder.small_statement(small)
+                if self._evidence:
+                    after_statement(self.fact, small, self.model.env, self._evidence[-1])
             except INFERENCE_GAPS as exc:
                 self.model.infer_errors.append(exc)
             if isinstance(small, _TERMINAL):
@@ -392,9 +407,13 @@ class Interpreter:
             self._forget()
             if target is not None:
                 self.binder.bind(target, elem if elem is not None else fresh())
+                if self._track_saves and not self._silent and iter_expr is not None:
+                    self._saves.loop_target(model.scopes.top.saves, target, iter_expr)
                 if param_var is not None:
                     name, how = param_var
                     model.env[name] = model.env[name].with_(parameter_loop=how)
+                if self._evidence:
+                    refine_bindings(model.env, self._evidence[-1].at(node))
             loop_exits = model.scopes.top.loop_exits
             loop_exits.append([])
             self._body(node.body)
@@ -443,7 +462,7 @@ class Interpreter:
         saves_outs = []
         for h in node.handlers:
             model.env = merge([env0, env_body])
-            scope.saves = join_saves([s0, s_body])
+            scope.saves = join_saves([s0, s_body], stopped_early=True)
             self._walk_header(h, h.type)
             if h.name is not None:
                 self.binder.bind(h.name.name, fresh())
@@ -460,7 +479,7 @@ class Interpreter:
             outs.append(model.env)
             saves_outs.append(scope.saves)
         model.env = merge(outs) if outs else merge([env0, env_body])
-        scope.saves = join_saves(saves_outs) if saves_outs else join_saves([s0, s_body])
+        scope.saves = join_saves(saves_outs) if saves_outs else join_saves([s0, s_body], stopped_early=True)
         if node.finalbody is not None:
             self._walk_header(node.finalbody)
             self._body(node.finalbody.body)
@@ -512,14 +531,18 @@ class Interpreter:
         method_of = scopes.method_class()
         env = scopes.inherited_bindings(model.module_globals, global_view)
         if method_of is not None:
-            env.update(model.class_attrs.get(method_of.name.value, {}))
+            env.update(method_attrs(model, method_of.name.value, node))
         for i, p in enumerate(all_params(node.params)):
             f = annotation_fact(p.annotation.annotation if p.annotation else None, model.imports)
             if f is None:
                 f = fresh()
                 if i == 0 and method_of is not None and p.name.value == "self" and model.in_module_class:
-                    f = Fact(kind=MODULE, qual=method_of.name.value)
+                    f = self_fact(model, method_of.name.value, node)
             env[p.name.value] = f
+        found = scan_function(node, model.imports.resolve)
+        receiver = all_params(node.params)[0].name.value if method_of is not None and all_params(node.params) else None
+        refine_bindings(env, {name: ev for name, ev in found.at(PARAMETERS).items() if name != receiver})
+        self._evidence.append(found)
         mode = model.default_grad
         for d in node.decorators:
             m = grad_mode_of(self.evaluator, d.decorator)
@@ -527,13 +550,15 @@ class Interpreter:
                 mode = m  # type: ignore[assignment]
         frame = scopes.push_function(node, env, mode)
         if self._track_saves:
-            frame.saves.shared.records = mentions_backward(node.body)
+            frame.saves.shared.records = mentions_backward(node.body) or (
+                method_of is not None and differentiated(node, method_of))
         try:
             self._body(node.body)
             if method_of is not None and node.name.value == "__init__":
                 self._export_init(method_of, scopes.enclosing().rebound_attrs)
         finally:
             scopes.pop()
+            self._evidence.pop()
         model.env.pop(node.name.value, None)
         return NORMAL
 
@@ -544,6 +569,7 @@ class Interpreter:
         for key, f in model.env.items():
             if key.startswith("self.") and key.count(".") == 1 and exportable(f) and key not in rebound:
                 table[key] = exported(f)
+        table.update(held_tensors(model, self.evaluator.fact, class_def, model.env, rebound))
 
     def _class(self, node: cst.ClassDef) -> int:
         model = self.model
@@ -555,6 +581,7 @@ class Interpreter:
         for base in node.bases:
             if isinstance(base.value, cst.Name) and base.value.value in model.class_attrs:
                 inherited.update(model.class_attrs[base.value.value])
+                inherit_state(model, name, base.value.value)
             if isinstance(base.value, cst.Name) and base.value.value in model.class_moves:
                 model.class_moves.add(name)
         if inherited:

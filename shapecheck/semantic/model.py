@@ -18,14 +18,17 @@ of expressions. It holds
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
-from shapecheck.semantic.facts import Fact
+from shapecheck.semantic.facts import Device, Fact
 from shapecheck.semantic.imports import ImportTable
 from shapecheck.semantic.scopes import Env, ScopeStack
 from shapecheck.shapes import Shape
+
+if TYPE_CHECKING:
+    from shapecheck.semantic.summaries import Definitions
 
 #: a module-level function with an annotated tensor return: ``([(parameter, shape or None)], return shape)``
 Signature = tuple[list[tuple[str, Optional[Shape]]], Optional[Shape]]
@@ -43,6 +46,25 @@ class SemanticModel:
         self.class_attrs: dict[str, dict[str, Fact]] = {}
         #: local classes with a method that moves ``self`` (``self.cuda()``, ``self.to(...)``)
         self.class_moves: set[str] = set()
+        #: local module class -> the device the file moves its instances to (directly, as a
+        #: submodule or as a base of a moved class), with a note for messages
+        #: (:mod:`~shapecheck.semantic.module_state`)
+        self.placements: dict[str, tuple[Device, str]] = {}
+        #: placed class -> the methods its ``__init__`` runs (they see the module where it was built)
+        self.init_methods: dict[str, set[str]] = {}
+        #: local class -> the ``self.x`` its methods registered as buffers or parameters
+        self.class_registered: dict[str, set[str]] = {}
+        #: local class -> the ``self.x`` tensors that move with the module (parameters, buffers)
+        self.class_moving: dict[str, set[str]] = {}
+        #: local class -> its plain tensor attributes (moving the module leaves them where they are)
+        self.class_fixed: dict[str, set[str]] = {}
+        #: attribute names the file assigns on objects other than ``self`` (``None``: the file
+        #: calls ``setattr``, any attribute may be written)
+        self.external_attrs: Optional[set[str]] = set()
+        #: the file mentions ``collate_fn``: a ``DataLoader(..., **kwargs)`` may have one
+        self.custom_collate = True
+        #: the file mentions ``Lambda(``: a torchvision transform may move the images anywhere
+        self.custom_transform = True
         #: module-level function name -> the shapes its annotations promise
         self.signatures: dict[str, Signature] = {}
         #: names the module binds exactly once and no function declares ``global``: functions see them
@@ -60,6 +82,8 @@ class SemanticModel:
         self.default_grad: Optional[bool] = True
         #: exceptions the inference caught (each made one expression or statement unknown)
         self.infer_errors: list[BaseException] = []
+        #: the functions and classes calls may reach (:mod:`~shapecheck.semantic.summaries`)
+        self.callees: Optional[Definitions] = None
 
     # ------------------------------------------------------------------ the current scope
     @property

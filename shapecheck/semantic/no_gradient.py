@@ -16,7 +16,7 @@ from typing import Any, Optional
 
 import libcst as cst
 
-from shapecheck.semantic.facts import Fact
+from shapecheck.semantic.facts import NON_LEAF, Fact
 from shapecheck.semantic.syntax import dotted_name
 from shapecheck.semantic.torch_api import CAST_METHODS, NON_DIFFERENTIABLE_OPS, VALUES_INDICES_OPS
 
@@ -26,6 +26,12 @@ KEEPING_METHODS = CAST_METHODS.keys() | {
     "to", "type", "detach", "view", "reshape", "squeeze", "unsqueeze", "flatten", "cpu", "cuda", "clone",
 }
 _NAMED_METHODS = NON_DIFFERENTIABLE_OPS | KEEPING_METHODS
+#: the words that name a new tensor copied out of the graph (``torch.tensor(loss)``)
+DETACHED = "detached from the graph"
+#: reductions whose result has no gradient when their input has none (``(pred == y).float().mean()``)
+_REDUCTIONS = frozenset({"sum", "mean"})
+#: legacy constructors that copy Python numbers into a new tensor (``torch.Tensor([loss.item()])``)
+_NUMBER_CONSTRUCTORS = frozenset({"Tensor", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor"})
 _COMPARISON_OPERATORS = (cst.Equal, cst.NotEqual, cst.LessThan, cst.LessThanEqual, cst.GreaterThan,
                          cst.GreaterThanEqual)
 
@@ -76,8 +82,24 @@ def no_gradient_source(ev: Any, expr: cst.BaseExpression) -> Optional[str]:
             if any(isinstance(t.operator, _COMPARISON_OPERATORS) for t in expr.comparisons):  # type: ignore[attr-defined]
                 return "a comparison"
             return None
+        if tp is cst.BinaryOperation:
+            return _arithmetic_source(ev, expr)  # type: ignore[arg-type]
+        if tp is cst.UnaryOperation and type(expr.operator) is cst.Minus:  # type: ignore[attr-defined]
+            expr = expr.expression  # type: ignore[attr-defined]
+            continue
         if tp is cst.Call:
             func = expr.func  # type: ignore[attr-defined]
+            detached = _detached_copy(ev, expr)  # type: ignore[arg-type]
+            if detached is not None:
+                return detached
+            if _torch_name(ev, func) in _REDUCTIONS:
+                if not expr.args or expr.args[0].keyword is not None:  # type: ignore[attr-defined]
+                    return None
+                expr = expr.args[0].value  # type: ignore[attr-defined]
+                continue
+            if type(func) is cst.Attribute and func.attr.value in _REDUCTIONS:
+                expr = func.value
+                continue
             if type(func) is cst.Attribute and func.attr.value not in _NAMED_METHODS:
                 return None  # neither such a method nor `torch.<such an op>`
             name = _torch_name(ev, func)
@@ -101,12 +123,61 @@ def no_gradient_source(ev: Any, expr: cst.BaseExpression) -> Optional[str]:
         return None
 
 
+def _arithmetic_source(ev: Any, expr: cst.BinaryOperation) -> Optional[str]:
+    """``1 - acc``, ``acc * 100``, ``wrong_a + wrong_b``: what made the operands non-differentiable,
+    when every operand that is not a number literal is."""
+    sources = [None if isinstance(side, (cst.Integer, cst.Float)) else no_gradient_source(ev, side)
+               for side in (expr.left, expr.right)]
+    numbers = [isinstance(side, (cst.Integer, cst.Float)) for side in (expr.left, expr.right)]
+    if all(src is not None or number for src, number in zip(sources, numbers)) and not all(numbers):
+        return next(src for src in sources if src is not None)
+    return None
+
+
+def _detached_copy(ev: Any, call: cst.Call) -> Optional[str]:
+    """``torch.tensor(loss)``, ``torch.tensor(loss.item())``, ``torch.Tensor([loss.item()])``:
+    a new tensor copied from a value computed in the graph (a tensor that requires grad as a
+    result of ops, or a Python number taken out of one), cut from that graph."""
+    name = _torch_name(ev, call.func)
+    if name not in _NUMBER_CONSTRUCTORS and name != "tensor":
+        return None
+    args = [a.value for a in call.args if a.keyword is None]
+    if len(args) != 1:
+        return None
+    data = args[0]
+    if name == "tensor" and _in_graph(ev, data):
+        return f"`torch.tensor(...)`, a copy {DETACHED}"
+    items = [e.value for e in data.elements] if isinstance(data, (cst.List, cst.Tuple)) else [data] \
+        if name == "tensor" else []
+    if items and all(_number_from_graph(ev, item) for item in items):
+        return f"`torch.{name}(...)`, a copy of Python numbers {DETACHED}"
+    return None
+
+
+def _in_graph(ev: Any, expr: cst.BaseExpression) -> bool:
+    """``expr`` is a tensor computed by ops from a tensor that requires grad."""
+    return ev.fact(expr).grad == NON_LEAF
+
+
+def _number_from_graph(ev: Any, expr: cst.BaseExpression) -> bool:
+    """``loss.item()``, ``float(loss)``: a Python number taken out of a tensor of the graph."""
+    if type(expr) is not cst.Call or len(expr.args) > 1:
+        return False
+    func = expr.func
+    if type(func) is cst.Attribute and func.attr.value in ("item", "tolist") and not expr.args:
+        return _in_graph(ev, func.value)
+    if type(func) is cst.Name and func.value == "float" and len(expr.args) == 1:
+        return _in_graph(ev, expr.args[0].value)
+    return False
+
+
 def settle(ev: Any, expr: cst.CSTNode, f: Fact) -> Fact:
     """``f`` (the fact of ``expr``) with ``no_gradient_from`` set to what ``expr`` says."""
     tp = type(expr)
     if tp is cst.Name:
         return f  # the binding's fact carries the field
-    if tp is cst.Call or tp is cst.Attribute or tp is cst.Subscript or tp is cst.Comparison:
+    if tp is cst.Call or tp is cst.Attribute or tp is cst.Subscript or tp is cst.Comparison \
+            or tp is cst.BinaryOperation or tp is cst.UnaryOperation:
         source = no_gradient_source(ev, expr)  # type: ignore[arg-type]
     else:
         source = None

@@ -11,6 +11,7 @@ import libcst as cst
 from shapecheck.semantic.annotations import annotation_fact
 from shapecheck.semantic.imports import ImportTable
 from shapecheck.semantic.model import SemanticModel, Signature
+from shapecheck.semantic.summaries import index_module
 from shapecheck.semantic.syntax import all_params, dotted_name, sub_blocks, target_names
 from shapecheck.semantic.torch_api import MODULE_DEVICE_METHODS
 
@@ -74,6 +75,9 @@ def prescan_module(model: SemanticModel, body: Sequence[cst.BaseStatement]) -> N
     scan_statements(body, declared, set())
     model.module_globals = {n for n, c in counts.items() if c == 1 and n not in declared}
     model.module_names = set(counts)
+    imported = model.callees.imported if model.callees is not None else {}
+    model.callees = index_module(body)
+    model.callees.imported.update(imported)
 
 
 def signature(fn: cst.FunctionDef, imports: ImportTable) -> Optional[Signature]:

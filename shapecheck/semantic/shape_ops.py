@@ -13,7 +13,7 @@ from shapecheck.broadcast import broadcast_shapes
 from shapecheck.errors import ShapeCheckError
 from shapecheck.semantic.facts import CONTIGUOUS, NON_CONTIGUOUS, TENSOR, DtypeKind, Fact
 from shapecheck.semantic.torch_api import CAST_METHODS, DTYPE_KIND_ORDER, DTYPE_KINDS
-from shapecheck.shapes import Dim, Shape
+from shapecheck.shapes import Dim, Shape, dim_floordiv, dims_product, monomial, monomial_quotient
 
 
 def dtype_kind(name: str) -> Optional[DtypeKind]:
@@ -78,8 +78,8 @@ def base_perm(f: Fact) -> Optional[list[int]]:
     if f.perm is not None:
         return list(f.perm)
     rank = f.rank
-    if rank is None:
-        return None
+    if rank is None or f.layout == NON_CONTIGUOUS and f.strides is None:
+        return None  # not plain, in an order nobody knows
     perm = []
     position = 0
     for d in cast(Shape, f.shape).dims:
@@ -127,6 +127,19 @@ def compact_perm(perm: Optional[Sequence[int]]) -> Optional[tuple[int, ...]]:
         return None
     order = {p: i for i, p in enumerate(sorted(p for p in perm if p >= 0))}
     return tuple(p if p < 0 else order[p] for p in perm)
+
+
+def rank_only(shape: Optional[Shape], rank: int) -> Optional[Shape]:
+    """A shape of exactly ``rank`` dims that agrees with ``shape`` (unknown rank, perhaps with
+    known leading or trailing dims); ``None`` when they cannot agree."""
+    if shape is None:
+        return Shape((None,) * rank)
+    if shape.rank is not None:
+        return shape if shape.rank == rank else None
+    lead, trail = shape.leading(), shape.trailing()
+    if len(lead) + len(trail) > rank:
+        return None
+    return Shape(tuple(lead) + (None,) * (rank - len(lead) - len(trail)) + tuple(trail))
 
 
 def permute_shape(shape: Optional[Shape], order: Sequence[int]) -> Optional[Shape]:
@@ -201,9 +214,22 @@ def resolve_view_sizes(shape: Optional[Shape], target: Sequence[Dim]) -> Optiona
         return tuple(target)
     numel = shape.numel() if shape is not None else None
     rest = product([d for d in target if d != -1])
+    if numel is None and shape is not None and shape.rank is not None:
+        return tuple(_symbolic_rest(shape, target) if d == -1 else d for d in target)
     if numel is None or not isinstance(rest, int) or rest == 0 or numel % rest:
         return tuple(None if d == -1 else d for d in target)
     return tuple(numel // rest if d == -1 else d for d in target)
+
+
+def _symbolic_rest(shape: Shape, target: Sequence[Dim]) -> Dim:
+    """The size a ``-1`` stands for when the sizes are symbols: the element count divided by
+    the other sizes, when that division is exact as a product (``(B, T, C).view(B, -1)``: ``T*C``)."""
+    total, known = dims_product(shape.dims), dims_product([d for d in target if d != -1])
+    numel, rest = monomial(total), monomial(known)
+    if numel is None or rest is None or rest[0] == 0:
+        return None
+    quotient = monomial_quotient(numel, rest)
+    return dim_floordiv(total, known) if quotient is not None else None  # exact: a product, of one read or not
 
 
 def view_result(f: Fact, target: Sequence[Dim], is_view: bool) -> tuple[Fact, Optional[bool]]:
@@ -227,7 +253,7 @@ def view_result(f: Fact, target: Sequence[Dim], is_view: bool) -> tuple[Fact, Op
             return base.with_(**layout_fields(new_shape, strides)), True
         return base.with_(**layout_fields(new_shape, L.contiguous_strides(new_sizes))), False
     if f.perm is not None and f.shape is not None and f.shape.rank == len(f.perm):
-        if not L.view_possible_by_perm(f.perm, f.shape.dims, len(target)):
+        if L.generic_view(f.shape.dims, f.perm, target) is False:
             possible = False
     if possible is False:
         return base.with_(layout=CONTIGUOUS, strides=None, perm=None, moved_by=None), False
@@ -248,7 +274,7 @@ def merged_shape(shape: Optional[Shape], start: int, end: int) -> Optional[list[
     if s is None or e is None or s > e:
         return None
     dims = list(shape.dims)
-    return dims[:s] + [product(dims[s:e + 1])] + dims[e + 1:]
+    return dims[:s] + [dims_product(dims[s:e + 1])] + dims[e + 1:]
 
 
 def unsqueeze_fact(f: Fact, axis: int) -> Fact:
@@ -466,8 +492,8 @@ def _slice_len(size: Dim, start, stop, step) -> Dim:
     if not isinstance(size, int):
         if start is None and stop is None and step == 1:
             return size
-        if (start is None or start == 0) and isinstance(stop, int) and stop >= 0 and step == 1:
-            return None
+        if (start in (None, 0) and stop == 1 or start == -1 and stop is None) and step == 1:
+            return 1  # `x[:1]`, `x[-1:]`: one row of any size but 0 (which no rule relies on)
         return None
     if start is not None and not isinstance(start, int):
         return None

@@ -9,12 +9,16 @@ import libcst as cst
 
 def dotted_name(expr: cst.CSTNode) -> Optional[str]:
     """``a.b.c`` for a Name/Attribute chain, else ``None``."""
+    tp = type(expr)  # exact types: isinstance on libcst's abstract classes is slow
+    if tp is cst.Name:
+        return expr.value  # type: ignore[attr-defined]
     parts = []
-    while isinstance(expr, cst.Attribute):
-        parts.append(expr.attr.value)
-        expr = expr.value
-    if isinstance(expr, cst.Name):
-        parts.append(expr.value)
+    while tp is cst.Attribute:
+        parts.append(expr.attr.value)  # type: ignore[attr-defined]
+        expr = expr.value  # type: ignore[attr-defined]
+        tp = type(expr)
+    if tp is cst.Name:
+        parts.append(expr.value)  # type: ignore[attr-defined]
         return ".".join(reversed(parts))
     return None
 
@@ -163,3 +167,13 @@ def is_number(expr: Optional[cst.BaseExpression]) -> bool:
     if isinstance(expr, (cst.Integer, cst.Float)):
         return True
     return isinstance(expr, cst.UnaryOperation) and isinstance(expr.expression, (cst.Integer, cst.Float))
+
+
+def sizes_of(expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """``x`` when ``expr`` lists all the sizes of ``x`` (``x.shape`` or ``x.size()``), else ``None``."""
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "shape":
+        return expr.value
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "size" \
+            and not expr.args:
+        return expr.func.value
+    return None

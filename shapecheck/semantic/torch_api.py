@@ -185,7 +185,9 @@ ELEMENTWISE_UNARY = frozenset({
 })
 #: Ops whose result has the shape of their first tensor but that are not elementwise: along a
 #: dim (``softmax``, ``cumsum``) or with a mask (``masked_fill``).
-SHAPE_KEEPING_NOT_ELEMENTWISE = frozenset({"softmax", "log_softmax", "cumsum", "cumprod", "masked_fill"})
+SHAPE_KEEPING_NOT_ELEMENTWISE = frozenset({
+    "softmax", "log_softmax", "cumsum", "cumprod", "masked_fill", "tril", "triu",
+})
 #: Every one-tensor op whose result has its input's shape.
 SHAPE_KEEPING_UNARY = ELEMENTWISE_UNARY | SHAPE_KEEPING_NOT_ELEMENTWISE
 #: One-tensor ops that never give an integer tensor: on one they give a float tensor (or raise,
@@ -225,6 +227,12 @@ VALUES_INDICES_ALWAYS = frozenset({"sort", "topk", "kthvalue", "mode", "cummax",
 VALUES_INDICES_OPS = VALUES_INDICES_WITH_DIM | VALUES_INDICES_ALWAYS
 #: Ops that return a ``(min, max)`` pair of values (no indices).
 MIN_MAX_PAIR_OPS = frozenset({"aminmax"})
+#: Ops of :data:`VALUES_INDICES_ALWAYS` that reduce: they drop their dim (``-1`` when not
+#: given) unless ``keepdim=True``.
+REDUCING_PAIR_OPS = frozenset({"mode", "kthvalue"})
+#: ``torch`` functions (no Tensor method) that return a ``(std or var, mean)`` pair, both
+#: reduced over the dims they are given (every dim when none).
+REDUCTION_PAIR_FUNCTIONS = frozenset({"std_mean", "var_mean"})
 
 # --- autograd -------------------------------------------------------------------------------
 
@@ -374,6 +382,8 @@ DEVICE_MATCHING_METHODS = frozenset({
     "add", "sub", "mul", "div", "matmul", "mm", "bmm", "dot", "add_", "sub_", "mul_", "div_",
     "maximum", "minimum", "lerp", "lerp_",
 })
+#: Tensor methods whose first argument is a mask that must sit on the receiver's device.
+MASK_METHODS = frozenset({"masked_fill", "masked_fill_"})
 #: ``torch`` functions that join a sequence of tensors (one device for all).
 CONCAT_FUNCTIONS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack"})
 
@@ -446,3 +456,107 @@ FUNCTIONAL_LOSSES = frozenset({
     "multilabel_margin_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss",
     "ctc_loss",
 })
+
+# --- evidence: uses that only a tensor allows ------------------------------------------------
+
+#: Tensor methods that ``numpy.ndarray``, ``nn.Module``, ``str``, ``list`` and ``dict`` all lack:
+#: whatever they are called on is a tensor (whatever the arguments). Left out, although tensors
+#: alone among those have them: names common elsewhere (``clone``: yacs configs; ``detach``: io
+#: streams; ``scatter``: matplotlib axes; ``gather``, ``multinomial``: numpy's Generator;
+#: ``expand``: sympy).
+TENSOR_EVIDENCE_METHODS = frozenset({
+    "contiguous", "permute", "unsqueeze", "unsqueeze_", "masked_fill", "masked_fill_", "expand_as",
+    "type_as", "numel", "nelement", "softmax", "log_softmax", "masked_select", "index_select",
+    "narrow", "bmm", "mm", "mv", "matmul", "chunk", "unbind", "long", "int", "bool", "byte", "numpy",
+    "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "add_", "sub_", "mul_", "div_",
+    "zero_", "fill_", "copy_", "clamp_", "normal_", "uniform_", "masked_scatter", "scatter_add",
+    "index_add", "index_fill", "index_copy", "unfold", "bernoulli",
+})
+#: Tensor methods that are evidence only with some arguments: ``view`` with int sizes,
+#: ``transpose`` with two dims, ``size`` with a dim, ``split`` with an int size or ``dim=``,
+#: ``flatten`` with int dims, ``backward`` without a gradient, ``dim()``.
+TENSOR_EVIDENCE_BY_ARGUMENTS = frozenset({"view", "transpose", "size", "split", "flatten", "backward", "dim"})
+#: Tensor methods whose result is a tensor when their receiver is one (for a receiver that a
+#: tensor-only use proves to be one).
+TENSOR_RESULT_METHODS = frozenset({
+    "view", "reshape", "transpose", "permute", "contiguous", "unsqueeze", "squeeze", "flatten",
+    "expand", "expand_as", "masked_fill", "softmax", "log_softmax", "type_as", "detach", "clone",
+    "narrow", "matmul", "bmm", "mm", "mv", "long", "int", "bool", "byte", "float", "double",
+    "half", "to", "cuda", "cpu", "index_select", "gather", "masked_select",
+})
+#: ``torch.nn.functional`` functions whose result is one tensor of the rank of their first
+#: argument (unless given ``return_indices=True``).
+FUNCTIONAL_RANK_KEEPING = frozenset({
+    "linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+    "conv_transpose3d", "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d",
+    "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
+    "adaptive_max_pool1d", "adaptive_max_pool2d", "interpolate", "pad", "layer_norm", "batch_norm",
+    "group_norm", "instance_norm", "local_response_norm", "rms_norm", "dropout1d", "dropout2d",
+    "dropout3d", "glu", "normalize", "pixel_shuffle", "pixel_unshuffle", "softmin",
+    "gumbel_softmax", "hardshrink", "softshrink",
+})
+#: Which dims of their input the functions of :data:`FUNCTIONAL_RANK_KEEPING` keep (others
+#: keep none): ``"all"`` (the whole shape), ``"batch_channel"`` (dims 0 and 1 of a batched input,
+#: dim 0 of an unbatched one: pools, ``interpolate``), ``"batch"`` (dim 0 of a batched input:
+#: convolutions, pixel shuffles). A batched input has the op's spatial dims (``2d``: 2) plus two;
+#: ``interpolate`` takes batched inputs only.
+FUNCTIONAL_KEPT_DIMS: Mapping[str, str] = MappingProxyType({
+    **dict.fromkeys("""
+        layer_norm batch_norm group_norm instance_norm local_response_norm rms_norm dropout1d dropout2d
+        dropout3d normalize softmin gumbel_softmax hardshrink softshrink
+        """.split(), "all"),
+    **dict.fromkeys("""
+        max_pool1d max_pool2d max_pool3d avg_pool1d avg_pool2d avg_pool3d adaptive_avg_pool1d
+        adaptive_avg_pool2d adaptive_avg_pool3d adaptive_max_pool1d adaptive_max_pool2d interpolate
+        """.split(), "batch_channel"),
+    **dict.fromkeys("""
+        conv1d conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d pixel_shuffle pixel_unshuffle
+        """.split(), "batch"),
+})
+#: ``torch.nn.functional`` functions whose result has one dim more than their first argument.
+FUNCTIONAL_RANK_ADDING = frozenset({"embedding", "one_hot"})
+#: ``torch.nn`` layers whose output has the rank of their input (its sizes may change).
+NN_RANK_KEEPING_MODULES = frozenset({
+    "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+    "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
+    "AdaptiveAvgPool3d", "Upsample", "Dropout1d", "Dropout2d", "Dropout3d", "InstanceNorm1d",
+    "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm", "PixelShuffle", "PixelUnshuffle",
+    "ZeroPad2d", "ReflectionPad2d", "ReplicationPad2d", "ConstantPad2d",
+})
+#: Which dims of their input the layers of :data:`NN_RANK_KEEPING_MODULES` keep, as
+#: :data:`FUNCTIONAL_KEPT_DIMS` says it (``Upsample`` takes batched inputs only).
+NN_KEPT_DIMS: Mapping[str, str] = MappingProxyType({
+    **dict.fromkeys("""
+        Dropout1d Dropout2d Dropout3d InstanceNorm1d InstanceNorm2d InstanceNorm3d LocalResponseNorm
+        """.split(), "all"),
+    **dict.fromkeys("""
+        AvgPool1d AvgPool2d AvgPool3d AdaptiveAvgPool1d AdaptiveAvgPool2d AdaptiveAvgPool3d Upsample ZeroPad2d
+        ReflectionPad2d ReplicationPad2d ConstantPad2d
+        """.split(), "batch_channel"),
+    **dict.fromkeys("""
+        Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d ConvTranspose3d PixelShuffle PixelUnshuffle
+        """.split(), "batch"),
+})
+#: ``torch.nn`` layers whose output has one dim more than their input.
+NN_RANK_ADDING_MODULES = frozenset({"Embedding"})
+
+#: How the ``F`` functions of :data:`FUNCTIONAL_RANK_KEEPING` lay out their result when their
+#: input is not a plain tensor (verified on torch 2.13, CPU): ``"contiguous"`` whatever the input;
+#: ``"strides"``: the input's strides (elementwise-like); ``"format"``: torch's suggested memory
+#: format, a 4-d input laid out channels-last gives a channels-last result, any other order a
+#: contiguous one (a 3-d input: see :data:`FORMAT_CONTIGUOUS_3D`).
+#: A function not listed (``glu``) gives a layout the linter does not know.
+FUNCTIONAL_RESULT_LAYOUT: Mapping[str, str] = MappingProxyType({
+    **dict.fromkeys("linear layer_norm instance_norm softmax log_softmax softmin gumbel_softmax".split(),
+                    "contiguous"),
+    **dict.fromkeys("local_response_norm dropout1d dropout2d dropout3d normalize hardshrink softshrink".split(),
+                    "strides"),
+    **dict.fromkeys("""
+        conv1d conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d max_pool1d max_pool2d
+        max_pool3d avg_pool1d avg_pool2d avg_pool3d adaptive_avg_pool1d adaptive_avg_pool2d
+        adaptive_avg_pool3d adaptive_max_pool1d adaptive_max_pool2d interpolate pad batch_norm group_norm
+        rms_norm pixel_shuffle pixel_unshuffle
+        """.split(), "format"),
+})
+#: the ``"format"`` functions whose 3-d result is contiguous whatever the input's order
+FORMAT_CONTIGUOUS_3D = frozenset("conv1d conv_transpose1d max_pool1d interpolate pad".split())

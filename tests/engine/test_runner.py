@@ -82,7 +82,7 @@ def test_crashing_rule_is_one_sc999_and_others_still_run():
 def test_walker_crash_is_sc999(monkeypatch):
     from shapecheck.engine import checker
 
-    def explode(module, rules, text=None):
+    def explode(module, rules, text=None, imported=None):
         raise ValueError("walker broke")
 
     monkeypatch.setattr(checker, "analyze", explode)

@@ -222,3 +222,120 @@ def test_join_of_one_state_is_itself_and_roles_follow_the_tables():
     assert saved_roles("exp", None, None) is None
     assert saved_roles("mul", False, False) == frozenset()
     assert names_read(cst.parse_expression("a.b * c[d] + f(e=g)")) >= {"a.b", "c", "d", "f"}
+
+
+def test_a_record_changed_on_every_path_that_made_it_stays_changed():
+    assert _changed("""\
+        def f(items, flag):
+            h = x * 1
+            for _ in items:
+                h = x.tanh()
+                h += 1
+            reveal(h)
+            if flag:
+                y = x.exp()
+                y.add_(1)
+            else:
+                y = x * 2
+            reveal(y)
+            z = x * 1
+            try:
+                z = x.exp()
+                int("a")
+                z.add_(1)
+            except ValueError:
+                pass
+            reveal(z)
+            x.grad
+    """) == [[("x.tanh()", "h", "result", "h += 1")], [("x.exp()", "y", "result", "y.add_(1)")], []]
+
+
+def test_a_list_holds_the_records_of_its_elements():
+    assert _changed("""\
+        def f(items):
+            hs = [x.sigmoid(), x * 2]
+            hs[0] += 1
+            reveal(hs)
+            gs = []
+            g = x.relu()
+            gs.append(g)
+            gs[0] = gs[0] * 2
+            reveal(gs)
+            gs[0][0] = 0.0
+            reveal(gs)
+            ks = []
+            for _ in items:
+                ks.append(x.exp())
+            ks[-1].mul_(0)
+            ks[-1][0] = 0.0
+            reveal(ks)
+            x.grad
+    """) == [[("x.sigmoid()", "hs", "result", "hs[0] += 1")], [],
+             [("x.relu()", "g", "result", "gs[0][0] = 0.0")], [("x.exp()", "ks", "result", "ks[-1].mul_(0)")]]
+
+
+def test_a_loop_variable_is_a_new_binding_holding_what_the_list_elements_saved():
+    assert _changed("""\
+        def f(lst):
+            h = x.exp()
+            for h in lst:
+                h += 1
+                reveal(h)
+            hs = [x.sigmoid() for _ in lst]
+            for g in hs:
+                g += 1
+                reveal(hs)
+            x.grad
+    """) == [[], [("x.sigmoid()", "hs", "result", "g += 1")]]
+
+
+def test_forward_and_the_methods_it_calls_are_differentiated():
+    from shapecheck.semantic.backward_saves import differentiated
+
+    cls = cst.parse_module(textwrap.dedent("""\
+        class Net:
+            def forward(self, x):
+                return self.gate(x)
+            def gate(self, x):
+                return x
+            def predict(self, x):
+                return x
+        class Guarded:
+            def forward(self, x):
+                with torch.no_grad():
+                    return self.gate(x)
+            def gate(self, x):
+                return x
+    """)).body
+    methods = {(c.name.value, m.name.value): (m, c) for c in cls for m in c.body.body}  # type: ignore[attr-defined]
+    assert [differentiated(*methods[k]) for k in [("Net", "forward"), ("Net", "gate"), ("Net", "predict"),
+                                                 ("Guarded", "gate")]] == [True, True, False, False]
+
+
+def test_forward_of_a_module_records_saves_without_a_backward_call():
+    code = """\
+        import torch.nn as nn
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(3, 3)
+            def forward(self, x):
+                y = torch.sigmoid(self.fc(x))
+                y[0] = 0.0
+                reveal(y)
+                return y
+    """
+    assert _changed(code) == [[("torch.sigmoid(self.fc(x))", "y", "result", "y[0] = 0.0")]]
+
+
+def test_an_in_place_call_in_an_assigned_value_changes_the_old_binding():
+    assert _changed("""\
+        import torch.nn.functional as F
+        y = torch.sigmoid(x)
+        y = F.relu(y, inplace=True)
+        reveal(y)
+        z = x * 2
+        z = F.relu(z, inplace=True)
+        reveal(z)
+        x.grad
+    """) == [[("torch.sigmoid(x)", "y", "result", "F.relu(y, inplace=True)")], []]

@@ -7,7 +7,7 @@ import pytest
 
 from semantic_probe import one, one_with_head, reveal
 
-from shapecheck.semantic.facts import CPU, CUDA, MODULE, SameDeviceAs
+from shapecheck.semantic.facts import CPU, CUDA, MAYBE_CUDA, MODULE, TENSOR, SameDeviceAs
 
 
 def test_device_facts():
@@ -107,3 +107,59 @@ class Child(Moves):
 def test_local_modules_that_move_themselves_are_not_on_the_cpu(expr, expected):
     f = one_with_head(MOVING + f"reveal({expr})\n")
     assert (f.kind, f.device) == (MODULE, expected)
+
+
+LOADER = (
+    "from torch.utils.data import DataLoader, TensorDataset\n"
+    "from torchvision import datasets, transforms\n"
+    "xs, ys = torch.randn(100, 4), torch.randn(100)\n"
+)
+
+
+@pytest.mark.parametrize(
+    "code, expected",
+    [
+        # the fields of a batch of a TensorDataset: tensors of rank >= 1 on the dataset's device
+        ("loader = DataLoader(TensorDataset(xs, ys), batch_size=8)\nfor data, target in loader:\n"
+         "    reveal(data)", (TENSOR, CPU, "(?, ...)")),
+        ("loader = DataLoader(TensorDataset(xs.cuda(), ys.cuda()), batch_size=8)\nfor data, target in loader:\n"
+         "    reveal(target)", (TENSOR, CUDA, "(?, ...)")),
+        ("loader = DataLoader(TensorDataset(xs, ys))\nfor i, (data, target) in enumerate(loader):\n"
+         "    reveal(data)", (TENSOR, CPU, "(?, ...)")),
+        ("loader = DataLoader(TensorDataset(xs, ys))\nfor batch in loader:\n    data, target = batch\n"
+         "    reveal(data)", (TENSOR, CPU, "(?, ...)")),
+        ("ds = datasets.MNIST('data', transform=transforms.ToTensor())\n"
+         "for data, target in DataLoader(ds, batch_size=64, shuffle=True):\n    reveal(data)",
+         (TENSOR, CPU, "(?, ...)")),
+        ("from tqdm import tqdm\nloader = DataLoader(TensorDataset(xs, ys))\n"
+         "for step, (data, target) in enumerate(tqdm(loader, desc='train')):\n    reveal(target)",
+         (TENSOR, CPU, "(?, ...)")),
+        # the batch itself is a list, not a tensor
+        ("loader = DataLoader(TensorDataset(xs, ys))\nfor batch in loader:\n    reveal(batch)", (None, CPU, None)),
+        # unknown: a collate function, no batching, a dataset of unknown items, a loader parameter
+        ("loader = DataLoader(TensorDataset(xs, ys), collate_fn=f)\nfor data, target in loader:\n"
+         "    reveal(data)", (None, None, None)),
+        ("loader = DataLoader(TensorDataset(xs, ys), batch_size=None)\nfor data, target in loader:\n"
+         "    reveal(data)", (None, None, None)),
+        ("def run(ds):\n    for data, target in DataLoader(ds):\n        reveal(data)", (None, None, None)),
+        ("def run(loader):\n    for data, target in loader:\n        reveal(data)", (None, None, None)),
+        ("kw = {'batch_size': 2}\ncollate_fn = None\nfor data, target in DataLoader(TensorDataset(xs, ys), **kw):\n"
+         "    reveal(data)", (None, None, None)),
+        ("kw = {'batch_size': 2}\nfor data, target in DataLoader(TensorDataset(xs, ys), **kw):\n"
+         "    reveal(data)", (TENSOR, CPU, "(?, ...)")),
+        # a transforms.Lambda may move the images anywhere
+        ("ds = datasets.MNIST('data', transform=transforms.Lambda(lambda x: x.cuda()))\n"
+         "for data, target in DataLoader(ds):\n    reveal(data)", (TENSOR, None, "(?, ...)")),
+    ],
+)
+def test_data_loader_batches(code, expected):
+    f = one_with_head(LOADER + code)
+    assert (f.kind, f.device, str(f.shape) if f.shape is not None else None) == expected
+
+
+def test_current_accelerator_is_cuda_when_available():
+    f = one_with_head(
+        "if torch.accelerator.is_available():\n    device = torch.accelerator.current_accelerator()\n"
+        "else:\n    device = torch.device('cpu')\nreveal(device)"
+    )
+    assert f.device == MAYBE_CUDA

@@ -201,6 +201,7 @@ _POOLS = {
     "maybe_pair": [True],
     "no_gradient_from": ["`torch.argmax`", "a comparison"],
     "parameter_loop": list(ParamLoop),
+    "placed_by": ["`Net` is moved to CUDA at line 9"],
 }
 _SHARED = [Fact(kind=INT, value=2), Fact(kind=TENSOR)]
 _SOURCE = Fact(kind=TENSOR)

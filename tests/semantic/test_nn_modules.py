@@ -85,10 +85,10 @@ def test_local_module_instances_and_their_parameters():
         "reveal(fc)\nreveal(net.fc.weight)\nnet.cuda()\nreveal(net.scale)\nreveal(net.fc.bias)\n"
     seen = [summary(f) for f in facts(code)]
     assert seen == [
-        (TENSOR, None, NON_LEAF),  # self.fc(x) in forward: x of unknown device
-        (MODULE, None, True),  # self.fc: the instance may have been moved
-        (TENSOR, None, LEAF_REQUIRES_GRAD),
-        (TENSOR, None, LEAF_REQUIRES_GRAD),
+        (TENSOR, CUDA, NON_LEAF),  # self.fc(x) in forward: the weights of `self.fc` are on CUDA, so is x
+        (MODULE, CUDA, True),  # self.fc: the file moves a `Net` to CUDA (`net.cuda()`)
+        (TENSOR, CUDA, LEAF_REQUIRES_GRAD),
+        (TENSOR, CUDA, LEAF_REQUIRES_GRAD),
         (TENSOR, CPU, NON_LEAF),  # net(x): the module and its input are on the CPU
         (TENSOR, CPU, LEAF_REQUIRES_GRAD),
         (MODULE, CPU, True),
@@ -113,7 +113,8 @@ def test_local_module_without_known_parameters_has_unknown_grad_and_no_device():
     reveal(Wrap(nn.Linear(2, 2)))
     """
     assert [summary(f) for f in facts(code)] == [
-        (MODULE, None, None), (TENSOR, None, None), (MODULE, None, None), (MODULE, None, None),
+        # the call runs `forward` (re-analysed): relu of a CPU tensor that does not require grad
+        (MODULE, None, None), (TENSOR, CPU, NO_GRAD), (MODULE, None, None), (MODULE, None, None),
     ]
 
 
@@ -186,10 +187,11 @@ def test_a_module_passed_to_a_function_is_forgotten():
     """
     seen = facts(code)
     assert [summary(f) for f in seen] == [
-        (None, None, None), (None, None, None), (MODULE, None, None), (TENSOR, None, None),
+        # `to_gpu` is a function of the file: its re-analysis says it moves `c` to the GPU
+        (None, None, None), (None, None, None), (MODULE, CUDA, True), (TENSOR, None, None),
         (MODULE, CPU, True), (MODULE, None, None),
     ]
-    assert seen[2].features == (3, 2) and seen[2].params is None
+    assert seen[2].features == (3, 2) and seen[2].params == ("weight", "bias")
 
 
 def test_a_module_level_module_seen_from_a_function_has_no_device():
@@ -202,3 +204,43 @@ def test_a_module_level_module_seen_from_a_function_has_no_device():
     model.cuda()
     """
     assert [summary(f) for f in facts(code)] == [(MODULE, None, True), (TENSOR, None, NON_LEAF)]
+
+
+def test_methods_of_a_class_the_file_never_moves_see_no_device():
+    code = LOCAL_NET + "net = Net()\nreveal(net.scale)\n"
+    seen = [summary(f) for f in facts(code)]
+    assert seen[1:4] == [(MODULE, None, True), (TENSOR, None, LEAF_REQUIRES_GRAD), (TENSOR, None, LEAF_REQUIRES_GRAD)]
+    assert seen[4] == (TENSOR, CPU, LEAF_REQUIRES_GRAD)
+
+
+@pytest.mark.parametrize(
+    "init, expected",
+    [
+        ('self.register_buffer("mask", torch.ones(3, 3))', (TENSOR, CUDA, NO_GRAD)),  # moves with the module
+        ("self.mask = nn.Buffer(torch.ones(3, 3))", (TENSOR, CUDA, NO_GRAD)),
+        ("self.mask = nn.Parameter(torch.ones(3, 3), requires_grad=False)", (TENSOR, CUDA, NO_GRAD)),
+        ("self.mask = torch.ones(3, 3)", (TENSOR, CPU, NO_GRAD)),  # a plain attribute stays on the CPU
+        ("m = torch.ones(3, 3)\n        self.mask = m", (TENSOR, CPU, NO_GRAD)),
+        ("w = nn.Parameter(torch.ones(3, 3))\n        self.mask = w", (TENSOR, CUDA, LEAF_REQUIRES_GRAD)),
+    ],
+)
+def test_buffers_move_with_the_module_and_plain_tensors_stay(init, expected):
+    code = (
+        "class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        f"        self.fc = nn.Linear(3, 3)\n        {init}\n"
+        "    def forward(self, x):\n        reveal(self.mask)\n        return x\n"
+        "m = M().cuda()\nreveal(m.mask)\n"
+    )
+    inside, outside = [summary(f) for f in facts(code)]
+    assert inside == expected
+    assert outside == expected
+
+
+def test_a_plain_attribute_written_outside_the_class_is_not_known():
+    code = (
+        "class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.fc = nn.Linear(3, 3)\n        self.mask = torch.ones(3, 3)\n"
+        "    def forward(self, x):\n        reveal(self.mask)\n        return x\n"
+        "m = M().cuda()\nm.mask = m.mask.cuda()\n"
+    )
+    assert [summary(f) for f in facts(code)] == [(None, None, None)]

@@ -30,7 +30,7 @@ def test_ops_without_gradient_name_their_source():
              "the indices of `topk`", "`torch.round`", None, None]
 
 
-def test_casts_moves_and_views_keep_it_other_ops_drop_it():
+def test_casts_moves_views_sums_and_arithmetic_with_numbers_keep_it_other_ops_drop_it():
     assert _no_gradient("""\
         p = x.argmax(dim=1)
         reveal(p)
@@ -39,7 +39,26 @@ def test_casts_moves_and_views_keep_it_other_ops_drop_it():
         reveal(p.sum())
         q = p
         reveal(q)
-    """) == ["`.argmax()`", "`.argmax()`", None, None, "`.argmax()`"]
+        reveal(1 - (p == 0).float().mean())
+        reveal(torch.mean((x > 0).float()))
+        reveal(p.float() * x[:, 0])
+        reveal(p.float().cumsum(0))
+    """) == ["`.argmax()`", "`.argmax()`", "`.argmax()`", "`.argmax()`", "`.argmax()`", "a comparison",
+             "a comparison", None, None]
+
+
+def test_a_copy_of_a_graph_value_is_detached():
+    assert _no_gradient("""\
+        y = x * 2
+        reveal(torch.tensor(y, requires_grad=True))
+        reveal(torch.Tensor([y.sum().item()]))
+        reveal(torch.tensor(float(y.sum())))
+        reveal(torch.Tensor(y))
+        reveal(torch.tensor([1.0, 2.0]))
+        reveal(torch.tensor(x))
+    """) == ["`torch.tensor(...)`, a copy detached from the graph",
+             "`torch.Tensor(...)`, a copy of Python numbers detached from the graph",
+             "`torch.tensor(...)`, a copy of Python numbers detached from the graph", None, None, None]
 
 
 def test_a_value_without_gradient_on_one_branch_only_is_unknown_after_the_join():

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from semantic_probe import shape
+from semantic_probe import reveal, shape
+
+from shapecheck.shapes import is_generic
 
 
 @pytest.mark.parametrize(
@@ -57,3 +59,68 @@ from semantic_probe import shape
 )
 def test_shapes_of_literal_programs(expr, expected):
     assert shape(f"import torch\nreveal({expr})\n") == expected
+
+
+def test_unpacked_sizes_are_generic_symbols():
+    seen = [f for f, _ in reveal(
+        "def f(x, g):\n"
+        "    b, c, h, w = x.shape\n"
+        "    reveal(x)\n"
+        "    reveal(h * w)\n"
+        "    reveal(x.view(b, -1))\n"
+        "    reveal(x.view(b, g, c // g, h, w))\n"
+        "    reveal(x.flatten(2))\n"
+        "    reveal(x.permute(0, 2, 3, 1))\n"
+    )]
+    assert seen[0].shape.dims == ("b", "c", "h", "w") and all(is_generic(d) for d in seen[0].shape.dims)
+    assert seen[1].dim == "h*w"
+    assert seen[2].shape.dims == ("b", "c*h*w")
+    assert seen[3].shape.dims == ("b", "g", "c//g", "h", "w")
+    assert seen[4].shape.dims == ("b", "c", "h*w")
+    assert seen[5].shape.dims == ("b", "h", "w", "c") and seen[5].perm == (0, 2, 3, 1)
+
+
+def test_permute_fixes_the_rank_of_an_unknown_tensor():
+    seen = [f for f, _ in reveal("def f(batch):\n    reveal(batch.permute(0, 2, 1))\n")]
+    assert seen[0].shape.rank == 3 and seen[0].perm == (0, 2, 1)
+
+
+def test_a_name_unpacked_again_names_a_new_symbol():
+    seen = [f for f, _ in reveal(
+        "def f(x, conv):\n"
+        "    b, c = x.shape\n"
+        "    y = conv(x)\n"
+        "    b, c = y.shape\n"
+        "    reveal(x)\n"
+        "    reveal(y)\n"
+        "    reveal(c)\n"
+        "    b, c = y.shape\n"
+        "    reveal(y)\n"
+    )]
+    assert seen[0].shape.dims == ("b", "c")
+    assert seen[1].shape.dims == ("b'", "c'") and seen[2].dim == "c'"
+    assert seen[3].shape.dims == ("b'", "c'")  # the same tensor unpacked again: the same sizes
+
+
+def test_sizes_passed_as_names_are_symbols():
+    seen = [f for f, _ in reveal(
+        "def f(x, b, t, self):\n"
+        "    reveal(x.view(b, t, self.heads, -1))\n"
+        "    reveal(x.view(b * t, -1))\n"
+    )]
+    assert seen[0].shape.dims == ("b", "t", "self.heads", None)
+    assert seen[1].shape.dims == ("b*t", None)
+
+
+@pytest.mark.parametrize(
+    "body, expected",
+    [
+        # squeeze(1) needs a dim 1, and removes at most that one: at least one dim is left
+        ("y = torch.sigmoid(model(x)).squeeze(1)", "(?, ...)"),
+        ("y = torch.sigmoid(model(x)).squeeze(2)", "(?, ?, ...)"),
+        ("y = torch.sigmoid(model(x)).squeeze(0)", "unknown"),  # a 1-D input gives a 0-dim result
+        ("y = torch.sigmoid(model(x)).squeeze(-1)", "unknown"),
+    ],
+)
+def test_squeeze_of_an_unknown_rank_leaves_a_rank_bound(body, expected):
+    assert shape(f"import torch\ndef f(model, x):\n    {body}\n    reveal(y)\n") == expected

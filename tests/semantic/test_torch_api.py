@@ -600,6 +600,46 @@ def test_min_max_pairs_hold_no_indices(name):
     assert name not in api.VALUES_INDICES_OPS
 
 
+@pytest.mark.parametrize("name", sorted(api.REDUCING_PAIR_OPS))
+def test_reducing_pairs_drop_the_last_dim_by_default(name):
+    x = torch.randn(2, 3, 4)
+    k = (2,) if name == "kthvalue" else ()
+    assert getattr(x, name)(*k).values.shape == (2, 3)
+    assert getattr(torch, name)(x, *k).values.shape == (2, 3)
+    assert getattr(x, name)(*k, 1).values.shape == (2, 4)
+    assert getattr(x, name)(*k, 1, True).values.shape == (2, 1, 4)
+    assert name in api.VALUES_INDICES_ALWAYS
+
+
+@pytest.mark.parametrize("name", sorted(api.REDUCTION_PAIR_FUNCTIONS))
+def test_reduction_pair_functions_return_the_statistic_and_the_mean(name):
+    x = torch.randn(2, 3, 4)
+    stat, mean = getattr(torch, name)(x, 1)
+    assert stat.shape == mean.shape == (2, 4) and torch.allclose(mean, x.mean(1))
+    assert torch.allclose(stat, getattr(x, name.split("_")[0])(1))
+    assert getattr(torch, name)(x, 1, True, True)[1].shape == (2, 1, 4)  # (dim, unbiased, keepdim)
+    assert getattr(torch, name)(x, 1, keepdim=True)[1].shape == (2, 1, 4)
+    assert getattr(torch, name)(x)[1].shape == ()
+    assert not hasattr(x, name) and name not in api.REDUCTIONS
+
+
+@pytest.mark.parametrize("name", sorted(api.MIN_MAX_PAIR_OPS))
+def test_min_max_pairs_reduce_a_keyword_dim(name):
+    x = torch.randn(2, 3, 4)
+    assert getattr(x, name)(dim=1).min.shape == (2, 4)
+    assert getattr(torch, name)(x, dim=1, keepdim=True).max.shape == (2, 1, 4)
+    assert getattr(x, name)().min.shape == ()
+    with pytest.raises(TypeError):
+        getattr(x, name)(1)  # the dim is keyword-only
+
+
+def test_linalg_norms_reduce_dim_third():
+    x = torch.randn(2, 3, 4)
+    assert torch.linalg.norm(x, 2, 1).shape == (2, 4)  # (input, ord, dim)
+    assert torch.linalg.vector_norm(x, 2, 1, True).shape == (2, 1, 4)
+    assert torch.linalg.vector_norm(x).shape == torch.linalg.norm(x).shape == ()
+
+
 # --- autograd -----------------------------------------------------------------------------------
 
 
@@ -970,3 +1010,156 @@ def test_the_table_imports_nothing_outside_the_standard_library():
         else:
             continue
         assert all(root in sys.stdlib_module_names or root == "__future__" for root in roots), roots
+
+
+# --- evidence: uses that only a tensor allows ----------------------------------------------------
+
+
+def test_tensor_evidence_methods_belong_to_tensors_alone():
+    numpy = pytest.importorskip("numpy")
+    for name in api.TENSOR_EVIDENCE_METHODS:
+        assert hasattr(T, name), name
+        for other in (numpy.ndarray, nn.Module, str, list, dict):
+            assert not hasattr(other, name), (name, other)
+
+
+def test_evidence_by_arguments_is_what_numpy_and_str_refuse():
+    numpy = pytest.importorskip("numpy")
+    assert all(hasattr(T, name) for name in api.TENSOR_EVIDENCE_BY_ARGUMENTS)
+    a = numpy.ones((2, 3, 4), dtype=numpy.float32)
+    refused = ["a.view(-1)", "a.view(2, 3, 4)", "a.transpose(1, 2)", "a.sum(dim=1)", "a.mean(1, keepdim=True)",
+               "a.flatten(1)", "a.size(1)", "'a,b'.split(3)"]
+    for text in refused:
+        with pytest.raises((TypeError, ValueError)):
+            eval(text, {"a": a})
+    # a matrix transpose by two dims is numpy's too: no evidence
+    assert a[0].transpose(1, 0).shape == (4, 3) and a[0].transpose(-1, -2).shape == (4, 3)
+    x = torch.ones(2, 3, 4)
+    for text in refused[:-1]:
+        eval(text, {"a": x})
+
+
+def test_torch_functions_that_evidence_reads_refuse_numpy_arrays():
+    numpy = pytest.importorskip("numpy")
+    a = numpy.ones((2, 3), dtype=numpy.float32)
+    names = api.ELEMENTWISE_BINARY | api.SHAPE_KEEPING_UNARY | api.REDUCTIONS | api.MATRIX_PRODUCTS \
+        | api.DIM_PERMUTING_METHODS | {"unsqueeze", "squeeze", "flatten"}
+    for name in names:
+        f = getattr(torch, name, None)
+        if f is None:
+            continue  # an F-only name
+        with pytest.raises((TypeError, AttributeError)):
+            f(a) if name in api.REDUCTIONS | api.SHAPE_KEEPING_UNARY else f(a, 1)
+    for name in api.FUNCTIONAL_LOSSES:
+        with pytest.raises((TypeError, AttributeError)):
+            getattr(F, name)(a, torch.ones(2, 3))
+    for name in api.FUNCTIONAL_RANK_KEEPING:
+        shape, text = _RANK_KEEPING_CALLS[name]
+        with pytest.raises((TypeError, AttributeError)):
+            eval(text, {"f": getattr(F, name), "x": numpy.ones(shape, dtype=numpy.float32), "torch": torch})
+
+
+_RESULT_ARGS = {
+    "view": "(-1,)", "reshape": "(-1,)", "transpose": "(0, 1)", "permute": "(1, 0)", "unsqueeze": "(0,)",
+    "expand": "(3, 4)", "expand_as": "(x,)", "masked_fill": "(x > 0, 0.0)", "softmax": "(0,)",
+    "log_softmax": "(0,)", "type_as": "(x,)", "narrow": "(0, 0, 1)", "matmul": "(x.T,)", "mm": "(x.T,)",
+    "mv": "(x[0],)", "to": "('cpu',)", "index_select": "(0, torch.tensor([0]))",
+    "gather": "(0, torch.zeros(1, 4, dtype=torch.long))", "masked_select": "(x > 0,)",
+}
+
+
+@pytest.mark.parametrize("name", sorted(api.TENSOR_RESULT_METHODS - {"cuda"}))
+def test_tensor_result_methods_return_tensors(name):
+    x = _other()
+    if name == "bmm":
+        out = x[None].bmm(x.T[None])
+    else:
+        out = getattr(x, name)(*eval(_RESULT_ARGS.get(name, "()"), {"x": x, "torch": torch}))
+    assert isinstance(out, torch.Tensor)
+
+
+_X3, _X4, _X5 = (2, 4, 8), (2, 4, 8, 8), (2, 4, 4, 4, 4)
+_RANK_KEEPING_CALLS = {
+    "linear": (_X3, "f(x, torch.randn(5, 8))"), "conv1d": (_X3, "f(x, torch.randn(6, 4, 3))"),
+    "conv2d": (_X4, "f(x, torch.randn(6, 4, 3, 3))"), "conv3d": (_X5, "f(x, torch.randn(6, 4, 3, 3, 3))"),
+    "conv_transpose1d": (_X3, "f(x, torch.randn(4, 6, 3))"),
+    "conv_transpose2d": (_X4, "f(x, torch.randn(4, 6, 3, 3))"),
+    "conv_transpose3d": (_X5, "f(x, torch.randn(4, 6, 3, 3, 3))"),
+    "max_pool1d": (_X3, "f(x, 2)"), "max_pool2d": (_X4, "f(x, 2)"), "max_pool3d": (_X5, "f(x, 2)"),
+    "avg_pool1d": (_X3, "f(x, 2)"), "avg_pool2d": (_X4, "f(x, 2)"), "avg_pool3d": (_X5, "f(x, 2)"),
+    "adaptive_avg_pool1d": (_X3, "f(x, 2)"), "adaptive_avg_pool2d": (_X4, "f(x, 2)"),
+    "adaptive_avg_pool3d": (_X5, "f(x, 2)"), "adaptive_max_pool1d": (_X3, "f(x, 2)"),
+    "adaptive_max_pool2d": (_X4, "f(x, 2)"), "interpolate": (_X4, "f(x, scale_factor=2)"),
+    "pad": (_X4, "f(x, (1, 1))"), "layer_norm": (_X3, "f(x, (8,))"),
+    "batch_norm": (_X4, "f(x, torch.zeros(4), torch.ones(4))"), "group_norm": (_X4, "f(x, 2)"),
+    "instance_norm": (_X4, "f(x)"), "local_response_norm": (_X4, "f(x, 2)"), "rms_norm": (_X3, "f(x, (8,))"),
+    "dropout1d": (_X3, "f(x)"), "dropout2d": (_X4, "f(x)"), "dropout3d": (_X5, "f(x)"), "glu": (_X3, "f(x, -1)"),
+    "normalize": (_X3, "f(x)"), "pixel_shuffle": (_X4, "f(x, 2)"), "pixel_unshuffle": (_X4, "f(x, 2)"),
+    "softmin": (_X3, "f(x, -1)"), "gumbel_softmax": (_X3, "f(x)"), "hardshrink": (_X3, "f(x)"),
+    "softshrink": (_X3, "f(x)"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(api.FUNCTIONAL_RANK_KEEPING))
+def test_functional_rank_keeping(name):
+    shape, text = _RANK_KEEPING_CALLS[name]
+    x = torch.randn(*shape)
+    out = eval(text, {"f": getattr(F, name), "x": x, "torch": torch})
+    assert isinstance(out, torch.Tensor) and out.dim() == x.dim()
+
+
+def test_functional_rank_adding():
+    assert api.FUNCTIONAL_RANK_ADDING == {"embedding", "one_hot"}
+    idx = torch.tensor([[0, 1, 2], [2, 1, 0]])
+    assert F.embedding(idx, torch.randn(3, 5)).dim() == 3 and F.one_hot(idx).dim() == 3
+
+
+_RANK_KEEPING_LAYERS = {
+    "Conv1d": ("(4, 6, 3)", _X3), "Conv2d": ("(4, 6, 3)", _X4), "Conv3d": ("(4, 6, 3)", _X5),
+    "ConvTranspose1d": ("(4, 6, 3)", _X3), "ConvTranspose2d": ("(4, 6, 3)", _X4),
+    "ConvTranspose3d": ("(4, 6, 3)", _X5), "AvgPool1d": ("(2,)", _X3), "AvgPool2d": ("(2,)", _X4),
+    "AvgPool3d": ("(2,)", _X5), "AdaptiveAvgPool1d": ("(2,)", _X3), "AdaptiveAvgPool2d": ("(2,)", _X4),
+    "AdaptiveAvgPool3d": ("(2,)", _X5), "Upsample": ("dict(scale_factor=2)", _X4), "Dropout1d": ("()", _X3),
+    "Dropout2d": ("()", _X4), "Dropout3d": ("()", _X5), "InstanceNorm1d": ("(4,)", _X3),
+    "InstanceNorm2d": ("(4,)", _X4), "InstanceNorm3d": ("(4,)", _X5), "LocalResponseNorm": ("(2,)", _X4),
+    "PixelShuffle": ("(2,)", _X4), "PixelUnshuffle": ("(2,)", _X4), "ZeroPad2d": ("(1,)", _X4),
+    "ReflectionPad2d": ("(1,)", _X4), "ReplicationPad2d": ("(1,)", _X4), "ConstantPad2d": ("(1, 0.0)", _X4),
+}
+
+
+@pytest.mark.parametrize("name", sorted(api.NN_RANK_KEEPING_MODULES))
+def test_nn_rank_keeping_modules(name):
+    args, shape = _RANK_KEEPING_LAYERS[name]
+    given = eval(args)
+    layer = getattr(nn, name)(**given) if isinstance(given, dict) else getattr(nn, name)(*given)
+    x = torch.randn(*shape)
+    assert layer(x).dim() == x.dim()
+
+
+def test_nn_rank_adding_modules():
+    assert api.NN_RANK_ADDING_MODULES == {"Embedding"}
+    assert nn.Embedding(4, 3)(torch.tensor([[0, 1], [2, 3]])).dim() == 3
+
+
+@pytest.mark.parametrize("name", sorted(api.FUNCTIONAL_KEPT_DIMS))
+def test_functional_kept_dims(name):
+    assert name in api.FUNCTIONAL_RANK_KEEPING
+    shape, text = _RANK_KEEPING_CALLS[name]
+    x = torch.randn(*shape)
+    out = eval(text, {"f": getattr(F, name), "x": x, "torch": torch})
+    kept = {"all": range(x.dim()), "batch_channel": (0, 1), "batch": (0,)}[api.FUNCTIONAL_KEPT_DIMS[name]]
+    assert all(out.shape[i] == x.shape[i] for i in kept)
+    if api.FUNCTIONAL_KEPT_DIMS[name] == "batch_channel" and name != "interpolate":
+        unbatched = torch.randn(*shape[1:])  # (C, spatial...): the channel dim is kept
+        assert eval(text, {"f": getattr(F, name), "x": unbatched, "torch": torch}).shape[0] == shape[1]
+
+
+@pytest.mark.parametrize("name", sorted(api.NN_KEPT_DIMS))
+def test_nn_kept_dims(name):
+    assert name in api.NN_RANK_KEEPING_MODULES
+    args, shape = _RANK_KEEPING_LAYERS[name]
+    given = eval(args)
+    layer = getattr(nn, name)(**given) if isinstance(given, dict) else getattr(nn, name)(*given)
+    x = torch.randn(*shape)
+    kept = {"all": range(x.dim()), "batch_channel": (0, 1), "batch": (0,)}[api.NN_KEPT_DIMS[name]]
+    assert all(layer(x).shape[i] == x.shape[i] for i in kept)

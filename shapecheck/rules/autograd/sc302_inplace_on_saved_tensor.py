@@ -3,18 +3,32 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from shapecheck.rules.autograd.backward_calls import BACKWARD_WORDS, backward_root
 from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.messages import short
+from shapecheck.semantic.backward_saves import differentiated
+
+#: a file that turns grad off for parameters (freezing): its modules' parameters may not require grad
+_FREEZES = re.compile(r"requires_grad_\(\s*False|requires_grad\s*=\s*False")
+
+
+#: the head of the examples about a module's forward: a layer whose parameters require grad
+_NET = (
+    "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\nclass Net(nn.Module):\n"
+    "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 4)\n"
+    "    def forward(self, x, mask):\n"
+)
 
 
 @register
 class InplaceOnSavedTensor(Rule):
     """SC302: a tensor that autograd saved for backward is changed in place before `backward()`."""
     code = "SC302"
-    needs = BACKWARD_WORDS
+    needs = BACKWARD_WORDS + ("forward",)
     name = "inplace-on-saved-tensor"
     severity = "error"
     summary = "a tensor that autograd saved for backward is changed in place before `backward()`"
@@ -27,7 +41,18 @@ that op follows in the same function. Which ops save what is read from torch: `e
 `sin` save inputs (`x * w` saves `w` when `x` requires grad, and `x` when `w` does); `add`,
 `sub` and a product with a Python number save nothing, and are not flagged. A change made on one
 path only (one branch of an `if`, a loop body that may not run, a `try` body that may stop early)
-is not flagged.
+to a tensor saved before the paths split is not flagged. A save and its change on the same path
+are: a loop body that saves `tanh`'s output and then writes into it (`h += b`, `h[:, 0] = 0`)
+breaks backward whenever the loop runs. A list of tensors holds what its elements saved:
+`hs[0] += 1`, `hs[0][:, 0] = 0` and `hs[-1].mul_(0)` write into an element (`hs[0] = v` only
+replaces it).
+
+The `forward` of an `nn.Module` is written to be differentiated, so there no `backward()` call
+is needed: a change of a tensor whose op saved its output (`out = torch.sigmoid(self.fc(x));
+out[mask] = 0`, `p = torch.exp(s); p /= p.sum(-1, keepdim=True)`) is flagged when the value
+returned depends on it, grad mode is on and the op's input requires grad (computed from a
+layer of the module; not when the file turns `requires_grad` off). So is a method that `forward`
+calls as `self.<name>(...)` (unless `forward` has a `with` block that may turn grad mode off).
 
 ## Why is this bad?
 Every tensor has a version counter that in-place ops bump. At `backward()`, autograd checks that
@@ -61,6 +86,28 @@ y.sum().backward()
         # changed on one path only: unknown at the join, never flagged
         "import torch\ndef f(flag):\n    x = torch.randn(3, requires_grad=True)\n    y = x.exp()\n    if flag:\n"
         "        y.add_(1)\n    y.sum().backward()\n",
+        "import torch\nx = torch.randn(4, 3, requires_grad=True)\nfor t in range(4):\n    h = torch.tanh(x[t])\n"
+        "    h = h + 1\nh.sum().backward()\n",
+        "import torch\nx = torch.randn(4, 3, requires_grad=True)\nhs = [torch.sigmoid(x[0])]\nhs[0] = hs[0] + 1\n"
+        "sum(hs).sum().backward()\n",
+        _NET + "        with torch.no_grad():\n            out = torch.sigmoid(self.fc(x))\n            out[mask] = 0\n"
+        "        return self.fc(x) * out\n",
+        _NET + "        out = torch.sigmoid(self.fc(x)).clone()\n        out[mask] = 0\n        return out\n",
+        _NET + "        y = self.fc(x) + 1\n        y[:, 0] = 0\n        return y\n",
+        _NET + "        h = self.fc(x)\n        h.relu_()\n        return h * 2\n",
+        _NET + "        return F.relu(self.fc(x), inplace=True)\n",
+        _NET + "        h = self.fc(x)\n        h = F.relu(h, inplace=True)\n        return h\n",
+        _NET + "        s = self.fc(x)\n        s[mask] = 0\n        return torch.sigmoid(s)\n",
+        _NET + "        p = torch.exp(self.fc(x))\n        p = p / p.sum(-1, keepdim=True)\n        p[mask] = 0\n"
+        "        return p\n",
+        _NET + "        out = torch.sigmoid(x)\n        out[mask] = 0\n        return self.fc(out)\n",
+        _NET.replace("(4, 4)\n", "(4, 4)\n        self.fc.requires_grad_(False)\n")
+        + "        out = torch.sigmoid(self.fc(x))\n        out[mask] = 0\n        return out\n",
+        _NET + "        with torch.no_grad():\n            g = self._gate(x, mask)\n        return self.fc(g)\n"
+        "    def _gate(self, x, mask):\n        g = torch.sigmoid(self.fc(x))\n        g[mask] = 0.0\n"
+        "        return g\n",
+        _NET + "        return self.fc(x)\n    def predict(self, x, mask):\n"
+        "        p = torch.sigmoid(self.fc(x))\n        p[mask] = 1.0\n        return p\n",
     )
     invalid = (
         "import torch\nx = torch.randn(3, requires_grad=True)\ny = x.exp()\ny.add_(1)  # <--\ny.sum().backward()\n",
@@ -70,10 +117,50 @@ y.sum().backward()
         "h[0] = 0.0  # <--\nloss.backward()\n",
         "import torch\nx = torch.randn(3, requires_grad=True)\ny = torch.randn(3)\nz = x @ y\ny += 1  # <--\n"
         "z.backward()\n",
+        "import torch\nx = torch.randn(4, 3, requires_grad=True)\nfor t in range(4):\n    h = torch.tanh(x[t])\n"
+        "    h += 1  # <--\nh.sum().backward()\n",
+        "import torch\nx = torch.randn(4, 3, requires_grad=True)\nhs = [torch.sigmoid(x[0])]\nhs[0] += 1  # <--\n"
+        "sum(hs).sum().backward()\n",
+        _NET + "        out = torch.sigmoid(self.fc(x))\n        out[mask] = 0  # <--\n        return out\n",
+        _NET + "        p = torch.exp(self.fc(x))\n        p /= p.sum(-1, keepdim=True)  # <--\n        return p\n",
+        _NET + "        h = torch.tanh(self.fc(x))\n        h.mul_(mask)  # <--\n        return h\n",
+        _NET + "        att = F.softmax(self.fc(x), -1)\n        att.masked_fill_(mask, 0)  # <--\n"
+        "        return att\n",
+        _NET + "        y = F.relu(self.fc(x))\n        y[:, 0] = 0  # <--\n        return y\n",
+        _NET + "        att = F.softmax(self.fc(x), dim=-1)\n        att = F.dropout(att, 0.1, inplace=True)  # <--\n"
+        "        return att\n",
+        _NET + "        return self.fc(self._gate(x, mask))\n    def _gate(self, x, mask):\n"
+        "        g = torch.sigmoid(self.fc(x))\n        g[mask] = 0.0  # <--\n        return g\n",
     )
 
     def __init__(self) -> None:
         self._reported: set[int] = set()
+
+    def visit_Return(self, node: cst.Return, ctx) -> None:
+        """``forward`` of an ``nn.Module`` returns a value whose graph holds a saved tensor that
+        was changed in place since: the forward is written to be differentiated, and backward
+        through its output raises."""
+        if node.value is None or ctx.in_module_class is not True or ctx.grad_enabled is not True:
+            return
+        function, cls = ctx.function, ctx.class_def
+        if function is None or cls is None or not differentiated(function, cls):
+            return
+        text = ctx.text
+        if text is None or _FREEZES.search(text):
+            return
+        for record, changed in ctx.changed_saves(node.value):
+            if id(changed) in self._reported or record.role != "result":
+                continue
+            self._reported.add(id(changed))
+            name = record.binding[0]
+            ctx.report(
+                changed,
+                f"`{name}` is changed in place here, but `{record.op}` saved its output for "
+                f"backward, and `{function.name.value}` returns a value computed from it: backward through "
+                f"the module's output raises RuntimeError (one of the variables needed for "
+                f"gradient computation has been modified by an inplace operation); assign a new "
+                f"tensor instead (`{name} = ...`, `torch.where(...)`, `.masked_fill(...)`)",
+            )
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         """A backward call reports the saved tensors of its graph changed in place before it (the

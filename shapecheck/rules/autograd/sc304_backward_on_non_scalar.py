@@ -9,7 +9,8 @@ from shapecheck.rules.autograd.backward_calls import BACKWARD_WORDS
 from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.calls import keyword, method_call, positional, torch_name
 from shapecheck.rules.helpers.messages import short
-from shapecheck.rules.helpers.tensors import multi_element, tensor_fact
+from shapecheck.rules.helpers.element_count import several_elements
+from shapecheck.rules.helpers.tensors import tensor_fact
 
 
 @register
@@ -48,11 +49,21 @@ y.backward(torch.ones_like(y))        # or pass the vector of dy
         "import torch\nx = torch.randn(3, requires_grad=True)\ny = x * 2\ny.backward(gradient=torch.ones(3))\n",
         "import torch\nx = torch.randn(1, requires_grad=True)\ny = x * 2\ny.backward()\n",
         "import torch\ndef step(loss):\n    loss.backward()\n",
+        # the default reduction of a loss gives a 0-dim tensor
+        "import torch.nn.functional as F\ndef train(model, data, target):\n    output = model(data)\n"
+        "    loss = F.nll_loss(output, target)\n    loss.backward()\n",
+        # evidence of a tensor, but not of its rank: one element is possible
+        "def step(out):\n    out = out.contiguous()\n    out.backward()\n",
     )
     invalid = (
         "import torch\ny = torch.tensor([1., 2., 3.], requires_grad=True)\ny.backward()  # <--\n",
         "import torch\nx = torch.randn(4, 2, requires_grad=True)\nout = x.mean(dim=1)\nout.backward()  # <--\n",
         "import torch\nx = torch.randn(3, requires_grad=True)\ny = x * 2\ntorch.autograd.backward(y)  # <--\n",
+        # `output` is the prediction F.nll_loss takes: at least one dim, more than one element
+        # unless that dim is 1
+        "import torch.nn.functional as F\ndef train(model, data, target):\n    output = model(data)\n"
+        "    loss = F.nll_loss(output, target)\n    output.backward()  # <--\n",
+        "def step(x):\n    y = x.permute(0, 2, 1)\n    y.backward()  # <--\n",
     )
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
@@ -74,12 +85,16 @@ y.backward(torch.ones_like(y))        # or pass the vector of dy
         if given or root is None:
             return
         fact = tensor_fact(ctx, root)
-        described = multi_element(fact) if fact is not None else None
-        if described is None:
+        name = short(ctx, root)
+        found = several_elements(fact, name) if fact is not None else None
+        if found is None:
             return
+        described, condition = found
+        unless = f" unless {condition}" if condition is not None else ""
         ctx.report(
             node,
-            f"`{short(ctx, node)}` without a gradient, but `{short(ctx, root)}` has {described}: "
-            f"autograd raises RuntimeError (grad can be implicitly created only for scalar "
+            f"`{short(ctx, node)}` without a gradient, but `{name}` has {described}: "
+            f"autograd raises RuntimeError{unless} (grad can be implicitly created only for scalar "
             f"outputs); reduce it first (`.sum()`, `.mean()`) or pass `gradient=`",
+            condition=condition,
         )

@@ -10,6 +10,7 @@ from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.calls import is_name, keyword, method_call, positional, torch_name
 from shapecheck.rules.helpers.messages import short
 from shapecheck.rules.helpers.tensors import tensor_fact
+from shapecheck.semantic.facts import INT
 from shapecheck.semantic.torch_api import BOOL_DTYPES, FACTORIES, INT_DEFAULT_FACTORIES, INT_DTYPES, PARAMETER_CLASSES
 
 
@@ -28,11 +29,20 @@ def _factory_dtype_kind(ctx, node: cst.Call, factory: str) -> Optional[str]:
     args = positional(node)
     if factory in ("tensor", "as_tensor") and args:
         return _literal_kind(args[0])
-    if factory == "arange" and args and all(isinstance(a, cst.Integer) for a in args):
+    if factory == "arange" and _int_range(ctx, node, args):
         return "int"
     if factory == "full" and len(args) >= 2 and isinstance(args[1], cst.Integer):
         return "int"
     return None
+
+
+def _int_range(ctx, node: cst.Call, args: list[cst.BaseExpression]) -> bool:
+    """``torch.arange(...)`` whose start, end and step are all ints (a literal, ``len(...)``,
+    ``x.size(0)``...): torch then builds an ``int64`` tensor."""
+    bounds = list(args) + [kw.value for kw in (keyword(node, k) for k in ("start", "end", "step")) if kw is not None]
+    return bool(bounds) and all(
+        isinstance(a, cst.Integer) or (tensor_fact(ctx, a) is None and ctx.fact(a).kind == INT) for a in bounds
+    )
 
 
 def _literal_kind(expr: cst.BaseExpression) -> Optional[str]:
@@ -67,7 +77,7 @@ class GradOnIntegerTensor(Rule):
     doc = """\
 ## What it does
 Flags `requires_grad=True` on a factory that builds an integer or boolean tensor
-(`torch.tensor([1, 2])`, `torch.arange(5)`, `torch.randint(...)`, `dtype=torch.long`), and
+(`torch.tensor([1, 2])`, `torch.arange(5)`, `torch.arange(len(xs))`, `torch.randint(...)`, `dtype=torch.long`), and
 `.requires_grad_()` or `nn.Parameter(...)` on a tensor known to be integer or boolean.
 
 ## Why is this bad?
@@ -92,12 +102,18 @@ w = torch.tensor([1, 2], dtype=torch.float32, requires_grad=True)
         "import torch\nw = torch.arange(3.0, requires_grad=True)\n",
         "import torch\nidx = torch.tensor([1, 2])\n",
         "import torch\nw = torch.zeros(3, requires_grad=True)\n",
+        "import torch\ndef f(xs):\n    return torch.arange(0, len(xs), 0.5, requires_grad=True)\n",
+        "import torch\ndef f(xs):\n    return torch.arange(len(xs), dtype=torch.float32, requires_grad=True)\n",
+        "import torch\ndef f(n):\n    return torch.arange(n, requires_grad=True)\n",
+        "import torch\nx = torch.randn(5, 3)\nt = torch.arange(x.size(0) / 2, requires_grad=True)\n",
     )
     invalid = (
         "import torch\nw = torch.tensor([1, 2], requires_grad=True)  # <--\n",
         "import torch\nw = torch.arange(5, requires_grad=True)  # <--\n",
         "import torch\nw = torch.zeros(3, dtype=torch.long, requires_grad=True)  # <--\n",
         "import torch\nidx = torch.randint(0, 10, (4,))\nidx.requires_grad_()  # <--\n",
+        "import torch\ndef f(xs):\n    return torch.arange(len(xs), requires_grad=True)  # <--\n",
+        "import torch\nx = torch.randn(5, 3)\nt = torch.arange(1, x.size(0), requires_grad=True)  # <--\n",
     )
 
     def visit_Call(self, node: cst.Call, ctx) -> None:

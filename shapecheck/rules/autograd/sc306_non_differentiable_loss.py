@@ -9,7 +9,15 @@ import libcst as cst
 from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.calls import dotted_name, keyword, method_call, positional, torch_name
 from shapecheck.rules.helpers.messages import short
+from shapecheck.semantic.no_gradient import DETACHED
 from shapecheck.semantic.torch_api import FUNCTIONAL_LOSSES
+
+
+#: the head of the examples about a training step: a layer, inputs and class targets
+_TRAIN = (
+    "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\nnet = nn.Linear(4, 3)\n"
+    "x = torch.randn(5, 4)\ny = torch.randint(0, 3, (5,))\n"
+)
 
 
 @register
@@ -26,7 +34,9 @@ instance...) and the receiver of `.backward()` when it comes from `argmax`, `arg
 `argsort`, the indices of `max`/`min`/`topk`/`sort`/`cummax`, a comparison, a boolean test
 (`isnan`, `isinf`, `any`, `all`, `logical_and`...), or a step function (`round`, `floor`,
 `ceil`, `trunc`, `sign`), directly or through a dtype cast. A value that comes from such an op
-on one branch of an `if` only is not flagged.
+on one branch of an `if` only is not flagged. An error rate or accuracy (`(pred != y).float().mean()`,
+`1 - acc`) is such a value too, and so is a loss copied into a new tensor (`torch.tensor(loss)`,
+`torch.Tensor([loss.item()])`, with or without `requires_grad=True`) whose `backward()` runs.
 
 ## Why is this bad?
 `argmax`, `argmin`, indices and comparisons return integers or booleans with no gradient, so
@@ -60,6 +70,11 @@ loss = F.cross_entropy(logits, target)    # the loss on the scores
         "import torch\nimport torch.nn.functional as F\ndef step(logits, target, hard):\n"
         "    pred = logits.softmax(dim=1)\n    if hard:\n        pred = (pred > 0.5).float()\n"
         "    return F.mse_loss(pred, target)\n",
+        _TRAIN + "out = net(x)\nloss = F.cross_entropy(out, y) + 0.1 * (out.argmax(1) != y).float().mean()\n"
+        "loss.backward()\n",
+        _TRAIN + "loss = F.cross_entropy(net(x), y)\nloss.backward()\nhistory = torch.tensor([loss.item()])\n"
+        "err = 1 - net(x).argmax(1).eq(y).float().mean()\n",
+        _TRAIN + "loss = torch.Tensor(F.cross_entropy(net(x), y))\nloss.backward()\n",
     )
     invalid = (
         "import torch\nimport torch.nn as nn\nloss_fn = nn.MSELoss()\nlogits = torch.randn(4, 3, requires_grad=True)\n"
@@ -69,6 +84,12 @@ loss = F.cross_entropy(logits, target)    # the loss on the scores
         "import torch\nx = torch.randn(5, requires_grad=True)\nr = torch.round(x)\nr.sum().backward()  # <--\n",
         "import torch\nimport torch.nn.functional as F\nscores = torch.randn(4, 3, requires_grad=True)\n"
         "target = torch.randn(4)\nloss = F.mse_loss(scores.max(dim=1).indices.float(), target)  # <--\n",
+        _TRAIN + "pred = net(x).argmax(1)\nloss = (pred != y).float().mean()\nloss.backward()  # <--\n",
+        _TRAIN + "acc = net(x).argmax(dim=1).eq(y).float().mean()\nloss = 1 - acc\nloss.backward()  # <--\n",
+        _TRAIN + "loss = F.cross_entropy(net(x), y)\nloss = torch.tensor(loss, requires_grad=True)\n"
+        "loss.backward()  # <--\n",
+        _TRAIN + "loss = F.cross_entropy(net(x), y)\ntotal = torch.Tensor([loss.item()])\ntotal.requires_grad = True\n"
+        "total.backward()  # <--\n",
     )
 
     @staticmethod
@@ -95,7 +116,7 @@ loss = F.cross_entropy(logits, target)    # the loss on the scores
         prediction = self._prediction(node, ctx)
         if prediction is not None:
             source = self._source(prediction, ctx)
-            if source is not None:
+            if source is not None and DETACHED not in source:  # a detached copy as a loss input: a metric
                 ctx.report(
                     node,
                     f"the loss input `{short(ctx, prediction)}` comes from {source}, which has "

@@ -5,8 +5,9 @@ from __future__ import annotations
 import libcst as cst
 
 from shapecheck.rules.base import Rule, register
-from shapecheck.rules.helpers.calls import is_name, keyword, torch_name
+from shapecheck.rules.helpers.calls import dotted_name, is_name, keyword, torch_name
 from shapecheck.rules.helpers.scopes import scope_of
+from shapecheck.semantic.facts import MODULE
 from shapecheck.semantic.torch_api import FACTORIES, PARAMETER_CLASSES
 
 
@@ -14,14 +15,17 @@ from shapecheck.semantic.torch_api import FACTORIES, PARAMETER_CLASSES
 class ParameterInForward(Rule):
     """SC307: a parameter or `requires_grad=True` tensor created inside `forward`."""
     code = "SC307"
-    needs = ("requires_grad", "Parameter")
+    needs = ("forward",)
     name = "parameter-in-forward"
     severity = "error"
     summary = "a parameter or `requires_grad=True` tensor created inside `forward`"
     doc = """\
 ## What it does
 Flags `nn.Parameter(...)` and factories with `requires_grad=True` inside the `forward` method
-of an `nn.Module` subclass.
+of an `nn.Module` subclass, and a layer that holds parameters (`nn.Linear`, `nn.Conv2d`,
+`nn.BatchNorm1d`...) built there and applied there (`fc = nn.Linear(...); fc(x)`,
+`nn.BatchNorm1d(c)(x)`). A layer built under an `if` (built once, lazily) is not flagged, nor
+is a layer without parameters (`nn.ReLU()`, `nn.Dropout(p)`).
 
 ## Why is this bad?
 `forward` runs on every call: the tensor is a fresh leaf each time, initialised anew, and it is
@@ -54,19 +58,37 @@ class Net(nn.Module):
         "        return x @ torch.randn(3, 4)\n",
         "import torch\nclass Helper:\n    def forward(self, x):\n        w = torch.randn(3, requires_grad=True)\n"
         "        return x * w\n",
+        "import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def forward(self, x):\n"
+        "        return nn.ReLU()(nn.Dropout(0.1)(x))\n",
+        "import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.fc = None\n    def forward(self, x):\n"
+        "        if self.fc is None:\n            self.fc = nn.Linear(x.shape[-1], 4)\n        return self.fc(x)\n",
+        "import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def forward(self, x):\n"
+        "        return nn.BatchNorm1d(4, affine=False)(x)\n",
+        "import torch.nn as nn\nclass Net(nn.Module):\n    def build(self, x):\n        fc = nn.Linear(4, 4)\n"
+        "        return fc(x)\n",
     )
     invalid = (
         "import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def forward(self, x):\n"
         "        w = torch.randn(3, 4, requires_grad=True)  # <--\n        return x @ w\n",
         "import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def forward(self, x):\n"
         "        self.scale = nn.Parameter(torch.ones(1))  # <--\n        return x * self.scale\n",
+        "import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def forward(self, x):\n"
+        "        fc = nn.Linear(x.shape[-1], 4)  # <--\n        return fc(x)\n",
+        "import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def forward(self, x):\n"
+        "        return nn.BatchNorm1d(4)(x)  # <--\n",
+        "import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def forward(self, x):\n"
+        "        self.conv = nn.Conv2d(3, 8, 3)  # <--\n        return self.conv(x)\n",
     )
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
-        """``nn.Parameter(...)`` or a factory with ``requires_grad=True`` inside ``forward`` of an
-        ``nn.Module``."""
+        """``nn.Parameter(...)``, a factory with ``requires_grad=True``, or a layer with parameters
+        built and applied, inside ``forward`` of an ``nn.Module``."""
         name = torch_name(ctx, node.func)
         if name is None:
+            return
+        if name.startswith("nn.") and name not in PARAMETER_CLASSES:
+            self._layer(node, name, ctx)
             return
         if name in PARAMETER_CLASSES:
             what = "`nn.Parameter(...)`"
@@ -87,3 +109,70 @@ class Net(nn.Module):
             f"registered parameter, so the optimizer never updates it and `.to(device)` never "
             f"moves it; create it once in `__init__` as `nn.Parameter`",
         )
+
+    def _layer(self, node: cst.Call, name: str, ctx) -> None:
+        """``nn.Linear(...)`` (a layer that holds parameters) built on every call of ``forward``
+        (not under an ``if``, which may build it once) and applied there."""
+        fact = ctx.fact(node)
+        if fact.kind != MODULE or not fact.params:
+            return
+        scope = scope_of(ctx, node)
+        function = scope.function
+        if function is None or function.name.value != "forward" or not scope.module_class:
+            return
+        statement = ctx.statement
+        if statement is None or _under_if(function, statement):
+            return
+        parent = ctx.parent
+        applied = isinstance(parent, cst.Call) and parent.func is node
+        if not applied and isinstance(statement, cst.Assign) and statement.value is node \
+                and len(statement.targets) == 1:
+            target = dotted_name(statement.targets[0].target)
+            applied = target is not None and _called(function, target)
+        if not applied:
+            return
+        cls = scope.class_def.name.value if scope.class_def is not None else "the module"
+        layer = name.split(".")[-1]
+        ctx.report(
+            node,
+            f"`nn.{layer}(...)` is built inside `{cls}.forward`: every call makes a new layer with "
+            f"freshly initialised parameters that the optimizer (built from `model.parameters()`) "
+            f"never updates and `.to(device)` never moves; build it once in `__init__`",
+        )
+
+
+def _under_if(function: cst.FunctionDef, statement: cst.CSTNode) -> bool:
+    """``statement`` sits (at any depth) in an ``if`` of ``function``."""
+    found: list[bool] = []
+
+    class _Find(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.ifs = 0
+
+        def visit_If(self, node: cst.If) -> None:
+            self.ifs += 1
+
+        def leave_If(self, original_node: cst.If) -> None:
+            self.ifs -= 1
+
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if node is statement:
+                found.append(self.ifs > 0)
+                return False
+            return super().on_visit(node)
+
+    function.body.visit(_Find())
+    return bool(found) and found[0]
+
+
+def _called(function: cst.FunctionDef, target: str) -> bool:
+    """``function`` calls the value named ``target`` (``fc(x)``, ``self.fc(x)``)."""
+    calls: list[bool] = []
+
+    class _Find(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if dotted_name(node.func) == target:
+                calls.append(True)
+
+    function.body.visit(_Find())
+    return bool(calls)

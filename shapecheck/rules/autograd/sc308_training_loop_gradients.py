@@ -67,7 +67,9 @@ Flags two mistakes of training loops:
 
 - a `for`/`while` loop that calls `backward()` and an optimizer's `step()` but never clears the
   gradients (`optimizer.zero_grad()`, `model.zero_grad()`, `p.grad = None`). Gradient
-  accumulation, with `zero_grad()` under an `if`, is fine and not flagged.
+  accumulation, with `zero_grad()` under an `if`, is fine and not flagged. A call of a function
+  or method of the file (or of another file of the run) counts with what it does: a helper
+  that calls `zero_grad()` clears the gradients, one that calls `backward()` runs a backward pass.
 - a second `backward()` through the same graph without `retain_graph=True` on the first: the
   same loss twice in a row, or a loss computed before a loop and back-propagated inside it.
 
@@ -113,6 +115,16 @@ losses and call `backward()` once.
         "def train(model, loader, loss_fn, optimizer, scheduler):\n    for x, y in loader:\n"
         "        optimizer.zero_grad()\n"
         "        loss_fn(model(x), y).backward()\n        optimizer.step()\n        scheduler.step()\n",
+        "class Trainer:\n    def __init__(self, model, optimizer, loss_fn):\n        self.model = model\n"
+        "        self.optimizer = optimizer\n        self.loss_fn = loss_fn\n"
+        "    def reset(self):\n        self.optimizer.zero_grad()\n"
+        "    def fit(self, loader):\n        for x, y in loader:\n            self.reset()\n"
+        "            loss = self.loss_fn(self.model(x), y)\n            loss.backward()\n"
+        "            self.optimizer.step()\n",
+        "def train(model, loader, loss_fn, optimizer):\n    for x, y in loader:\n        reset_grad(optimizer)\n"
+        "        loss = loss_fn(model(x), y)\n        loss.backward()\n        optimizer.step()\n"
+        "def reset_grad(optimizer):\n    clear(optimizer)\n"
+        "def clear(opt):\n    opt.zero_grad(set_to_none=True)\n",
     )
     invalid = (
         "def train(model, loader, loss_fn, optimizer):\n    for x, y in loader:\n        loss = loss_fn(model(x), y)\n"
@@ -121,6 +133,13 @@ losses and call `backward()` once.
         "def train(model, x, y, loss_fn, optimizer):\n    optimizer.zero_grad()\n    loss = loss_fn(model(x), y)\n"
         "    for _ in range(3):\n        loss.backward()  # <--\n        optimizer.step()\n"
         "        optimizer.zero_grad()\n",
+        "def step(loss):\n    loss.backward()\n"
+        "def train(model, loader, loss_fn, optimizer):\n    for x, y in loader:\n"
+        "        loss = loss_fn(model(x), y)\n        step(loss)\n        optimizer.step()  # <--\n",
+        "class Trainer:\n    def __init__(self, optimizer):\n        self.optimizer = optimizer\n"
+        "    def reset(self):\n        self.optimizer.step()\n"
+        "    def fit(self, model, loader, loss_fn):\n        for x, y in loader:\n            self.reset()\n"
+        "            loss_fn(model(x), y).backward()\n            self.optimizer.step()  # <--\n",
     )
 
     def __init__(self) -> None:
@@ -140,6 +159,10 @@ losses and call `backward()` once.
                     args = positional(inner)
                     if _optimizer_like(ctx, call[0]) or (args and _optimizer_like(ctx, args[0])):
                         steps.append(inner)
+                effects = ctx.call_effects(inner)
+                if effects is not None:  # a helper of the file: what it does counts here
+                    backward = backward or effects.backward
+                    zeroed = zeroed or effects.zero_grads
             if _zeroes_grads(ctx, inner):
                 zeroed = True
         if not backward or not steps or zeroed:

@@ -48,8 +48,20 @@ variable of a loop over `.parameters()` of an object not known to be a module.
         "import torch\nw = torch.randn(3, requires_grad=True)\na = w.detach().numpy()\n",
         "import torch\nw = torch.randn(3, requires_grad=True)\nwith torch.no_grad():\n    y = w * 2\na = y.numpy()\n",
         "import torch\nx = torch.randn(3)\na = x.numpy()\n",
+        # F.nll_loss of a tensor whose grad is unknown: whether the loss requires grad is unknown
+        "import torch.nn.functional as F\ndef train(model, data, target):\n    output = model(data)\n"
+        "    loss = F.nll_loss(output, target)\n    value = loss.numpy()\n",
+        "import torch\nimport torch.nn.functional as F\nw = torch.randn(3, 3, requires_grad=True)\n"
+        "def predict(x):\n    with torch.no_grad():\n        y = F.linear(x, w)\n    return y.numpy()\n",
     )
     invalid = (
+        # F.linear takes a tensor: `x` is one, and the result requires grad through `w`
+        Example(
+            "import torch\nimport torch.nn.functional as F\nw = torch.randn(3, 3, requires_grad=True)\n"
+            "def predict(x):\n    return F.linear(x, w).numpy()  # <--\n",
+            fixed="import torch\nimport torch.nn.functional as F\nw = torch.randn(3, 3, requires_grad=True)\n"
+            "def predict(x):\n    return F.linear(x, w).detach().numpy()  # <--\n",
+        ),
         Example(
             "import torch\nw = torch.randn(3, requires_grad=True)\na = w.numpy()  # <--\n",
             fixed="import torch\nw = torch.randn(3, requires_grad=True)\na = w.detach().numpy()  # <--\n",

@@ -8,7 +8,15 @@ import libcst as cst
 
 from shapecheck.rules.helpers.calls import method_call, positional, torch_name
 from shapecheck.rules.helpers.operators import ARITHMETIC_OPERATORS
-from shapecheck.semantic.torch_api import CONCAT_FUNCTIONS, DEVICE_MATCHING_FUNCTIONS, DEVICE_MATCHING_METHODS
+from shapecheck.semantic.facts import MODULE
+from shapecheck.semantic.torch_api import (
+    CONCAT_FUNCTIONS,
+    DEVICE_MATCHING_FUNCTIONS,
+    DEVICE_MATCHING_METHODS,
+    FUNCTIONAL_LOSSES,
+    MASK_METHODS,
+    NN_LOSS_MODULES,
+)
 
 #: Arithmetic operators whose operands must share a device.
 _DEVICE_OPERATORS = ARITHMETIC_OPERATORS + (cst.MatrixMultiply, cst.BitAnd, cst.BitOr, cst.BitXor)
@@ -24,6 +32,9 @@ def same_device_operands(ctx, node: cst.CSTNode) -> Optional[tuple[str, list[cst
         return None
     name = torch_name(ctx, node.func)
     args = positional(node)
+    loss = _loss(ctx, node, name)
+    if loss is not None:
+        return loss, args
     if name in CONCAT_FUNCTIONS and args and isinstance(args[0], (cst.List, cst.Tuple)):
         return f"torch.{name}", [e.value for e in args[0].elements if isinstance(e, cst.Element)]
     if name in DEVICE_MATCHING_FUNCTIONS:
@@ -33,4 +44,29 @@ def same_device_operands(ctx, node: cst.CSTNode) -> Optional[tuple[str, list[cst
     call = method_call(node)
     if name is None and call is not None and call[1] in DEVICE_MATCHING_METHODS and len(args) == 1:
         return f".{call[1]}()", [call[0], args[0]]
+    if name is None and call is not None and call[1] in MASK_METHODS and args:
+        return f".{call[1]}()", [call[0], args[0]]
+    return None
+
+
+#: losses whose tensor arguments may sit on different devices (``ctc_loss`` takes CPU lengths
+#: and, with cuDNN, CPU targets)
+_MIXED_DEVICE_LOSSES = frozenset({"ctc_loss", "CTCLoss"})
+
+
+def _loss(ctx, node: cst.Call, name: Optional[str]) -> Optional[str]:
+    """How messages name a loss call (``F.cross_entropy(out, y)``, ``criterion(out, y)`` of a
+    ``torch.nn`` loss): its input and target must share a device."""
+    if name is not None and name.startswith("nn.functional."):
+        short = name[len("nn.functional."):]
+        if short in FUNCTIONAL_LOSSES and short not in _MIXED_DEVICE_LOSSES:
+            return ctx.source(node.func).strip()
+        return None
+    if name is None and isinstance(node.func, (cst.Name, cst.Attribute)):
+        module = ctx.fact(node.func)
+        qual = module.qual or ""
+        layer = qual[len("torch.nn."):]
+        if module.kind == MODULE and qual.startswith("torch.nn.") and layer in NN_LOSS_MODULES \
+                and layer not in _MIXED_DEVICE_LOSSES:
+            return f"{ctx.source(node.func).strip()}(...)"
     return None

@@ -9,7 +9,7 @@ import libcst as cst
 
 from shapecheck.rules.base import Rule, register
 from shapecheck.rules.device.operands import same_device_operands
-from shapecheck.rules.device.placement import DEVICE_WORDS, known_device
+from shapecheck.rules.device.placement import DEVICE_WORDS, cpu_origin, known_device, placed_note
 from shapecheck.rules.helpers.calls import positional
 from shapecheck.rules.helpers.messages import short
 from shapecheck.semantic.facts import CPU, CUDA, MAYBE_CUDA, MODULE, TENSOR, Fact
@@ -29,15 +29,39 @@ def _when(when: str) -> str:
     return "" if when == "always" else f" {when}"
 
 
-def _multi_dim_cpu(fact: Fact) -> bool:
-    """A CPU tensor that is surely not 0-dim (0-dim CPU tensors mix with CUDA ones legally)."""
+#: ops and layers that take no 0-dim operand: a CPU tensor meeting a CUDA one there fails
+#: whatever its rank, so the 0-dim exception does not apply
+_NO_SCALAR_OPERAND = frozenset({"@", "torch.matmul", "torch.mm", "torch.bmm", ".matmul()", ".mm()", ".bmm()"})
+#: ``torch.nn`` layers holding parameters that take a 0-dim input (a 0-dim CPU input may mix
+#: with CUDA weights there); the others need at least one dim, so any CPU input fails
+_SCALAR_INPUT_LAYERS = frozenset({"torch.nn.PReLU", "torch.nn.Embedding", "torch.nn.EmbeddingBag"})
+
+
+def _multi_dim_cpu(fact: Fact, any_rank: bool = False) -> bool:
+    """A CPU tensor that is surely not 0-dim (0-dim CPU tensors mix with CUDA ones legally);
+    ``any_rank``: a CPU tensor of any rank (the op takes no 0-dim operand)."""
+    shape = fact.shape
+    if any_rank and fact.kind == TENSOR:
+        return True
     return (
         fact.kind == TENSOR
         and not fact.is_scalar_cpu
-        and fact.shape is not None
-        and fact.shape.rank is not None
-        and fact.shape.rank >= 1
+        and shape is not None
+        and (shape.rank >= 1 if shape.rank is not None else len(shape.dims) >= 1)
     )
+
+
+def _inputs(ctx, args: list[cst.BaseExpression], local: bool) -> list[tuple[cst.BaseExpression, Fact]]:
+    """The facts a module call gives its layer: each argument's, and for a ``torch.nn`` layer the
+    elements of a tuple an argument holds (``h = self.init_hidden(b); self.lstm(x, h)``)."""
+    out = []
+    for arg in args:
+        fact = ctx.fact(arg)
+        if not local and fact.kind is None and fact.elems and not fact.maybe_pair:
+            out += [(arg, f) for f in fact.elems]
+        else:
+            out.append((arg, fact))
+    return out
 
 
 @register
@@ -55,6 +79,15 @@ a torch function (`torch.cat`, `torch.stack`, `torch.matmul`, `torch.where`...) 
 CPU. A `device` chosen with `torch.device("cuda" if torch.cuda.is_available() else "cpu")` may
 be CUDA: a tensor moved there that meets a fresh CPU tensor fails when CUDA is available.
 0-dim CPU tensors and Python numbers mix with CUDA tensors legally and are not flagged.
+
+Inside the methods of a module class that the file moves (`Emb(...).cuda()`, `model =
+Net(); model.to(device)`, `train(Net(), "cuda")` with a `train` of the file that moves the
+module it is given, also as a submodule of a moved module), parameters, registered buffers,
+submodules and what those layers return are on that device; a plain tensor attribute
+(`self.mask = torch.ones(n, n)` in `__init__`), a factory without `device=` (also in a helper
+method: `h = self.init_hidden(b)`) and `torch.from_numpy(...)` stay on the CPU. A `DataLoader`
+over a `TensorDataset` or a `torchvision` dataset yields CPU batches; a loss (`F.cross_entropy`,
+`nn.CrossEntropyLoss()(...)`) given a CUDA output and such a CPU target fails too.
 
 ## Why is this bad?
 Kernels run on one device; torch does not copy operands for you and raises
@@ -76,6 +109,11 @@ out = model(x)
 ```
 """
     valid = (
+        # a later argument of the file's own module may stay on the CPU (lengths, statistics)
+        "import torch\nimport torch.nn as nn\nclass Rescale(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.fc = nn.Linear(4, 4)\n    def forward(self, x, stats):\n"
+        "        return self.fc(x) * stats.sum()\nmodel = Rescale().cuda()\n"
+        "out = model(torch.randn(2, 4).cuda(), torch.tensor([0.5, 0.25]))\n",
         "import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
         "x = torch.randn(3).to(device)\ny = torch.randn(3, device=device)\nz = x + y\n",
         "import torch\nx = torch.randn(3).cuda()\ns = torch.randn(5).sum()\nz = x * s\n",
@@ -84,6 +122,25 @@ out = model(x)
         "import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 2)\nmodel.cuda()\n"
         "out = model(torch.randn(8, 4).cuda())\n",
         "import torch\nx = torch.randn(3).cuda()\ny = torch.randn(3)\nz = x + y.cuda()\n",
+        # the index is made on the input's device
+        "import torch\nimport torch.nn as nn\nclass Emb(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.pos = nn.Embedding(64, 8)\n    def forward(self, idx):\n"
+        "        return self.pos(torch.arange(idx.size(1), device=idx.device))\nmodel = Emb().cuda()\n",
+        # the function that moves the module is given a device it cannot know
+        "import torch\nimport torch.nn as nn\nclass Emb(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.pos = nn.Embedding(64, 8)\n    def forward(self, idx):\n"
+        "        return self.pos(torch.arange(idx.size(1)))\n"
+        "def train(model, device):\n    model.to(device)\ndef main(args):\n    train(Emb(), args.device)\n",
+        # the LSTM state is made on the device of the input
+        "import torch\nimport torch.nn as nn\nclass RNN(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.lstm = nn.LSTM(4, 8)\n    def init_hidden(self, x):\n"
+        "        return x.new_zeros(1, x.size(1), 8), x.new_zeros(1, x.size(1), 8)\n    def forward(self, x):\n"
+        "        return self.lstm(x, self.init_hidden(x))\nmodel = RNN().cuda()\n",
+        # a registered buffer moves with the module
+        "import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.w = nn.Parameter(torch.ones(4, 4))\n"
+        "        self.register_buffer('mask', torch.ones(4, 4))\n    def forward(self, x):\n"
+        "        return x @ (self.w * self.mask)\nmodel = Net().cuda()\n",
     )
     invalid = (
         "import torch\nx = torch.tensor([1.0])\ny = torch.tensor([2.0]).cuda()\nz = x + y  # <--\n",
@@ -92,6 +149,30 @@ out = model(x)
         "import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 2)\nmodel.cuda()\n"
         "out = model(torch.randn(8, 4))  # <--\n",
         "import torch\na = torch.ones(2, 3).cuda()\nb = torch.ones(2, 3)\nc = torch.cat([a, b])  # <--\n",
+        # a factory without `device=` in `forward` of a module the file moves to CUDA
+        "import torch\nimport torch.nn as nn\nclass Emb(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.pos = nn.Embedding(64, 8)\n    def forward(self, idx):\n"
+        "        return self.pos(torch.arange(idx.size(1)))  # <--\nmodel = Emb().cuda()\n",
+        # a function of the file moves the module it is given
+        "import torch\nimport torch.nn as nn\nclass Emb(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.pos = nn.Embedding(64, 8)\n    def forward(self, idx):\n"
+        "        return self.pos(torch.arange(idx.size(1)))  # <--\n"
+        "def train(model, device):\n    model.to(device)\ntrain(Emb(), 'cuda')\n",
+        # a helper method makes the LSTM state on the CPU
+        "import torch\nimport torch.nn as nn\nclass RNN(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.lstm = nn.LSTM(4, 8)\n    def init_hidden(self, b):\n"
+        "        return torch.zeros(1, b, 8), torch.zeros(1, b, 8)\n    def forward(self, x):\n"
+        "        h = self.init_hidden(x.size(1))\n        return self.lstm(x, h)  # <--\nmodel = RNN().cuda()\n",
+        # the target of the batch is left on the CPU
+        "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+        "from torch.utils.data import DataLoader, TensorDataset\nmodel = nn.Linear(4, 2).cuda()\n"
+        "loader = DataLoader(TensorDataset(torch.randn(10, 4), torch.randint(0, 2, (10,))), batch_size=2)\n"
+        "for x, y in loader:\n    loss = F.cross_entropy(model(x.cuda()), y)  # <--\n",
+        # a plain tensor attribute is not moved with the module
+        "import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.w = nn.Parameter(torch.ones(4, 4))\n"
+        "        self.mask = torch.ones(4, 4)\n    def forward(self, x):\n"
+        "        return x @ (self.w * self.mask)  # <--\nmodel = Net().cuda()\n",
     )
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
@@ -110,22 +191,37 @@ out = model(x)
         module_device = known_device(callee)
         if module_device is None:
             return
-        if module_device == CPU and not (callee.qual or "").startswith("torch.nn."):
-            return  # `forward` of a class of this file may move its input to the CPU itself
-        for arg in args:
-            fact = ctx.fact(arg)
+        local = not (callee.qual or "").startswith("torch.nn.")
+        if local and (module_device == CPU or callee.placed_by is not None):
+            return  # `forward` of a class of this file may move its input itself
+        if local:
+            args = args[:1]  # later arguments (lengths, statistics, masks) may rightly stay on the CPU
+        if not local:  # `lstm(x, (h0, c0))`: the state tuple's tensors meet the weights too
+            args = [e.value for a in args for e in (a.elements if isinstance(a, (cst.Tuple, cst.List)) else ())
+                    if isinstance(e, cst.Element)] + [a for a in args if not isinstance(a, (cst.Tuple, cst.List))]
+        for arg, fact in _inputs(ctx, args, local):
             device = known_device(fact)
             if fact.kind != TENSOR or device is None:
                 continue
             cpu_side = fact if device == CPU else None
             when = _conflict(module_device, device)
-            if when is None or (cpu_side is not None and not _multi_dim_cpu(cpu_side)):
+            any_rank = not local and callee.qual not in _SCALAR_INPUT_LAYERS and bool(callee.params)
+            if when is None or (cpu_side is not None and not _multi_dim_cpu(cpu_side, any_rank)):
                 continue
             module = short(ctx, node.func)
+            origin = cpu_origin(ctx, arg) if device == CPU else None
+            if origin is not None:
+                ctx.report(
+                    node,
+                    f"{origin[0]}, but module `{module}` is on {DEVICE_WORDS[module_device]}"
+                    f"{placed_note(callee)}: the call raises RuntimeError (Expected all tensors to "
+                    f"be on the same device){_when(when)}; {origin[1]}",
+                )
+                return
             ctx.report(
                 node,
-                f"module `{module}` is on {DEVICE_WORDS[module_device]} but its input "
-                f"`{short(ctx, arg)}` is on {DEVICE_WORDS[device]}: the call raises RuntimeError "
+                f"module `{module}` is on {DEVICE_WORDS[module_device]}{placed_note(callee)} but its "
+                f"input `{short(ctx, arg)}` is on {DEVICE_WORDS[device]}: the call raises RuntimeError "
                 f"(Expected all tensors to be on the same device){_when(when)}; move the input "
                 f"with `.to(device)`",
             )
@@ -147,8 +243,19 @@ out = model(x)
                 when = _conflict(da, db)
                 if when is None:
                     continue
-                if (da == CPU and not _multi_dim_cpu(fa)) or (db == CPU and not _multi_dim_cpu(fb)):
+                any_rank = what in _NO_SCALAR_OPERAND
+                if (da == CPU and not _multi_dim_cpu(fa, any_rank)) or (db == CPU and not _multi_dim_cpu(fb, any_rank)):
                     continue
+                cpu, other, other_device, other_fact = (a, b, db, fb) if da == CPU else (b, a, da, fa)
+                origin = cpu_origin(ctx, cpu) if CPU in (da, db) else None
+                if origin is not None:
+                    ctx.report(
+                        node,
+                        f"{origin[0]}, but `{short(ctx, other)}` is on {DEVICE_WORDS[other_device]}"
+                        f"{placed_note(other_fact)}: `{what}` raises RuntimeError (Expected all tensors "
+                        f"to be on the same device){_when(when)}; {origin[1]}",
+                    )
+                    return True
                 ctx.report(
                     node,
                     f"`{short(ctx, a)}` is on {DEVICE_WORDS[da]} and `{short(ctx, b)}` is on "

@@ -26,8 +26,10 @@ class DiscardedDeviceMove(Rule):
     doc = """\
 ## What it does
 Flags `x.cuda()`, `x.cpu()`, `x.to(...)`, `x.float()`, `x.half()`, `x.long()` and the like
-used as a statement, when `x` is known to be a tensor. Modules are not flagged: `model.cuda()`
-moves a module in place and is correct; receivers of unknown kind are not flagged either.
+used as a statement, when `x` is known to be a tensor (also an element of a batch of a
+`DataLoader` over a `TensorDataset` or a `torchvision` dataset, with the default collate).
+Modules are not flagged: `model.cuda()` moves a module in place and is correct; receivers of
+unknown kind are not flagged either.
 
 ## Why is this bad?
 On a tensor these methods return a new tensor and leave `x` where it was. The statement does the
@@ -56,7 +58,15 @@ module, `self.double()`, which converts its parameters in place).
         "import torch\nx = torch.randn(3)\nx = x.cuda()\n",
         "import torch\nimport torch.nn as nn\nmodel = nn.Linear(3, 3)\nmodel.cuda()\nmodel.to('cpu')\nmodel.float()\n",
         "def prepare(model):\n    model.cuda()\n",
+        # a loader with a collate function may yield anything (an object whose `.to` works in place)
+        "import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n"
+        "loader = DataLoader(TensorDataset(torch.randn(8, 3)), batch_size=4, collate_fn=collate)\n"
+        "for data, in loader:\n    data.to('cuda')\n",
         "import torch\nx = torch.randn(3)\ny = x.to(torch.float16)\n",
+        # `data` is only given to the model: nothing says it is a tensor (it may be a module's input
+        # of any kind, or a module itself)
+        "import torch.nn.functional as F\ndef train(model, loader, device):\n    for data, target in loader:\n"
+        "        data.to(device)\n        loss = F.nll_loss(model(data), target)\n",
     )
     invalid = (
         Example(
@@ -85,6 +95,23 @@ module, `self.double()`, which converts its parameters in place).
             "import torch\nx = None\ndef make():\n    global x\n    x = torch.zeros(2)\n    x.double()  # <--\n",
             unsafe_fixed="import torch\nx = None\ndef make():\n    global x\n    x = torch.zeros(2)\n"
             "    x = x.double()  # <--\n",
+        ),
+        # `target` is given to F.nll_loss, which takes tensors only: a tensor by evidence
+        Example(
+            "import torch.nn.functional as F\ndef train(model, loader, device):\n    for data, target in loader:\n"
+            "        target.to(device)  # <--\n        loss = F.nll_loss(model(data), target)\n",
+            fixed="import torch.nn.functional as F\ndef train(model, loader, device):\n"
+            "    for data, target in loader:\n        target = target.to(device)  # <--\n"
+            "        loss = F.nll_loss(model(data), target)\n",
+        ),
+        # a batch of a DataLoader over a TensorDataset is a list of tensors
+        Example(
+            "import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n"
+            "loader = DataLoader(TensorDataset(torch.randn(8, 3), torch.randn(8)), batch_size=4)\n"
+            "for data, target in loader:\n    data.to('cuda')  # <--\n",
+            fixed="import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n"
+            "loader = DataLoader(TensorDataset(torch.randn(8, 3), torch.randn(8)), batch_size=4)\n"
+            "for data, target in loader:\n    data = data.to('cuda')  # <--\n",
         ),
         Example(
             "import torch\nw = torch.randn(3, requires_grad=True)\nw.double()  # <--\n",

@@ -10,7 +10,9 @@ import libcst as cst
 from shapecheck.rules.base import Example, Fix, Rule, register
 from shapecheck.rules.device.operands import same_device_operands
 from shapecheck.rules.helpers import fix_safety
-from shapecheck.rules.helpers.calls import dotted_name, is_number, keyword, method_call, positional, torch_name
+from shapecheck.rules.helpers.calls import (
+    dotted_name, is_name, is_number, keyword, method_call, positional, torch_name,
+)
 from shapecheck.rules.helpers.messages import short
 from shapecheck.semantic.saved_tensors import names_read
 from shapecheck.rules.helpers.scopes import scope_of
@@ -123,6 +125,23 @@ def _is_module_attr(expr: cst.BaseExpression) -> bool:
     return dotted is not None and dotted.startswith("self.")
 
 
+def _attribute_root(ctx, expr: cst.BaseExpression) -> Optional[cst.Attribute]:
+    """``self.x`` when ``expr`` is it, or a slice or a device-keeping method chain of it
+    (``self.pe[:, :t]``, ``self.mask.float()``)."""
+    while True:
+        if isinstance(expr, cst.Subscript):
+            expr = expr.value
+            continue
+        call = method_call(expr)
+        if call is not None and torch_name(ctx, expr.func) is None and call[1] not in _DEVICE_CHANGING:  # type: ignore[attr-defined]
+            expr = call[0]
+            continue
+        break
+    if isinstance(expr, cst.Attribute) and is_name(expr.value, "self"):
+        return expr
+    return None
+
+
 def _keeps_tensor(ctx, name: str, value: cst.BaseExpression) -> bool:
     """True when ``name = value`` leaves ``name`` computed from its old tensor (``x = f(x)``)."""
     root = value
@@ -216,7 +235,7 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
         Example(
             "import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def forward(self, h):\n"
             "        pad = torch.zeros(2, 3)\n        return torch.cat([h, pad], dim=0)  # <--\n",
-            unsafe_fixed="import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def forward(self, h):\n"
+            fixed="import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def forward(self, h):\n"
             "        pad = torch.zeros(2, 3, device=h.device)\n        return torch.cat([h, pad], dim=0)  # <--\n",
         ),
     )
@@ -405,6 +424,8 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
             return
         what, operands = found
         scope = scope_of(ctx, node)
+        if self._plain_attribute(node, what, operands, scope, ctx):
+            return
         factories = [(op, self._factory(op, scope.function, ctx)) for op in operands]
         made = [(op, call) for op, call in factories if call is not None]
         if not made:
@@ -438,6 +459,36 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
                 fix=Fix(call, fixed, safe=safety) if safety is not None else None,
             )
             return
+
+    def _plain_attribute(self, node: cst.CSTNode, what: str, operands: list[cst.BaseExpression], scope,
+                         ctx) -> bool:
+        """A plain tensor attribute of a module the file moves (left on the CPU) meets a tensor
+        computed from an input: reported, True."""
+        for operand in operands:
+            root = _attribute_root(ctx, operand)
+            if root is None:
+                continue
+            owner = ctx.fact(root.value)
+            fact = ctx.fact(operand)
+            if owner.placed_by is None or fact.kind != TENSOR or fact.device != CPU or fact.is_scalar_cpu \
+                    or fact.shape is None or not (fact.shape.rank or len(fact.shape.dims)) \
+                    or ctx.fact(root).device != CPU:
+                continue
+            for other in operands:
+                param = None if other is operand else self._param_tensor(other, scope, ctx)
+                if param is None:
+                    continue
+                attr = root.attr.value
+                ctx.report(
+                    node,
+                    f"`self.{attr}` is a plain tensor attribute, not a registered buffer, so moving the "
+                    f"module leaves it on the CPU ({owner.placed_by}); it meets `{short(ctx, other)}`, "
+                    f"computed from the input `{param}`: `{what}` raises RuntimeError (Expected all tensors "
+                    f"to be on the same device) when `{param}` is on the GPU; register it in `__init__` with "
+                    f"`self.register_buffer(\"{attr}\", ...)`",
+                )
+                return True
+        return False
 
     @staticmethod
     def _fix_safety(ctx, call: cst.Call, function: Optional[cst.FunctionDef], param: str) -> Optional[bool]:

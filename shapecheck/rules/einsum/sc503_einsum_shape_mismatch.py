@@ -7,11 +7,20 @@ from typing import Optional
 
 import libcst as cst
 
+from shapecheck.einsum_parser import ELLIPSIS
 from shapecheck.errors import EinsumOperandCountError, EinsumShapeError
+from shapecheck.generic_dims import broadcast_condition, independent
 from shapecheck.rules.base import Rule, register
 from shapecheck.rules.einsum.literal_specs import literal_offset, parse_spec, spec_site
 from shapecheck.semantic.facts import TENSOR
-from shapecheck.shapes import Shape
+from shapecheck.shapes import Dim, Shape, format_dim
+
+
+#: heads of shape (B, n_head, T, C // n_head) in a function
+_HEADS = (
+    "import torch\ndef heads(x, n_head):\n    B, T, C = x.size()\n"
+    "    q = x.view(B, T, n_head, C // n_head).transpose(1, 2)\n"
+)
 
 
 @register
@@ -27,7 +36,11 @@ class EinsumShapeMismatch(Rule):
 Checks each operand's known shape against its term of a literal einsum spec: the term must have
 one index per dim (an ellipsis covering the rest), and an index must have one size everywhere
 it appears (a size of 1 broadcasts). Sizes come from literal factories and jaxtyping
-annotations; two different annotation names for one index are flagged too.
+annotations; two different annotation names for one index are flagged too. Two different sizes
+read from one tensor (`T` and `C // self.n_head` of `B, T, C = x.size()`) are generic,
+independent of each other: one index bound to both is flagged, and the message names the
+exception ("raises unless `T` equals `C//self.n_head` or one of them is 1"). Sizes from a
+config, an attribute, a parameter or another tensor may be equal by construction: never flagged.
 
 ## Why is this bad?
 torch raises `RuntimeError: einsum(): the number of subscripts in the equation (2) does not
@@ -52,6 +65,9 @@ c = torch.einsum("bij,bjk->bik", a, b)
         "import torch\na = torch.randn(2, 3, 4)\nc = torch.einsum('b...->b', a)\n",
         "import torch\na = torch.randn(1, 4)\nb = torch.randn(3, 4)\nc = torch.einsum('ij,ij->ij', a, b)\n",
         "def f(a, b):\n    import torch\n    return torch.einsum('bij,bjk->bik', a, b)\n",
+        _HEADS + "    return torch.einsum('bhtd,bhsd->bhts', q, q)\n",
+        "import torch\ndef f(x, w):\n    B, T, C = x.size()\n    D, E = w.size()\n"
+        "    return torch.einsum('btc,de->bte', x.contiguous(), w.contiguous())\n",
     )
     invalid = (
         "import torch\na = torch.randn(2, 3, 4)\nb = torch.randn(2, 5, 6)\n"
@@ -60,6 +76,8 @@ c = torch.einsum("bij,bjk->bik", a, b)
         "import torch\nfrom jaxtyping import Float\n\n"
         "def f(q: Float[torch.Tensor, 'b n d'], k: Float[torch.Tensor, 'b m e']):\n"
         "    return torch.einsum('bnd,bmd->bnm', q, k)  # <--\n",
+        # the key's term not transposed: d (C // n_head) against t (T)
+        _HEADS + "    return torch.einsum('bhtd,bhds->bhts', q, q)  # <--\n",
     )
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
@@ -79,24 +97,64 @@ c = torch.einsum("bij,bjk->bik", a, b)
         except EinsumShapeError as err:
             if not err.certain and not all(isinstance(s, str) for s in err.sizes):
                 return
-            ctx.report(site.literal, err.reason, offset=literal_offset(site.literal, _position(spec, err)))
+            offset = literal_offset(site.literal, _position(spec, err.operands, err.index))
+            ctx.report(site.literal, err.reason, offset=offset)
+            return
         except EinsumOperandCountError:
             return
+        clash = _generic_clash(spec.inputs, shapes)
+        if clash is None:
+            return
+        label, (a, i), (b, k) = clash
+        condition = broadcast_condition(a, b)
+        ctx.report(site.literal, f"index {label} is {format_dim(a)} in operand {i} but {format_dim(b)} in operand {k}, "
+                                 f"sizes that differ for generic sizes: torch raises RuntimeError unless {condition}",
+                   offset=literal_offset(site.literal, _position(spec, (i, k), label)), condition=condition)
 
 
-def _position(spec, err: EinsumShapeError) -> Optional[int]:
-    """Where in the spec the fault shows: the index in the last operand's term, or that term."""
-    if not err.operands or not spec.spans:
+def _label_dims(labels: tuple, shape: Shape) -> list[tuple[str, Dim]]:
+    """``(label, dim)`` for each label of one term whose dim the shape of known rank gives
+    (labels before an ellipsis from the front, those after it from the back)."""
+    if shape.rest_at is not None:
+        return []
+    if ELLIPSIS not in labels:
+        return list(zip(labels, shape.dims)) if len(labels) == len(shape.dims) else []
+    cut = labels.index(ELLIPSIS)
+    head, tail = labels[:cut], labels[cut + 1:]
+    if len(head) + len(tail) > len(shape.dims):
+        return []
+    return list(zip(head, shape.dims)) + list(zip(tail, shape.dims[len(shape.dims) - len(tail):]))
+
+
+def _generic_clash(inputs: tuple, shapes: list[Shape]) -> Optional[tuple[str, tuple[Dim, int], tuple[Dim, int]]]:
+    """The first index bound to two independent sizes in two operands (``T`` and ``C//nh`` of
+    one read, see :mod:`shapecheck.generic_dims`), with each size and its operand."""
+    seen: dict[str, list[tuple[Dim, int]]] = {}
+    for k, (labels, shape) in enumerate(zip(inputs, shapes)):
+        for label, d in _label_dims(labels, shape):
+            sizes = seen.setdefault(label, [])
+            if d is not None and d != 1 and all(d != e for e, _i in sizes):
+                sizes.append((d, k))
+    for label, sizes in seen.items():
+        if len(sizes) == 2 and sizes[0][1] != sizes[1][1] and independent(sizes[0][0], sizes[1][0]):
+            return label, sizes[0], sizes[1]
+    return None
+
+
+def _position(spec, operands: tuple[int, ...], index: Optional[str]) -> Optional[int]:
+    """Where in the spec the fault with the operands at ``operands`` and the label ``index``
+    shows: the index in the last operand's term, or that term."""
+    if not operands or not spec.spans:
         return None
-    k = err.operands[-1]
+    k = operands[-1]
     if k >= len(spec.spans):
         return None
     start, end = spec.spans[k]
-    if err.index and err.index != "...":
-        found = spec.text.find(err.index, start, end) if spec.form == "letters" else -1
+    if index and index != "...":
+        found = spec.text.find(index, start, end) if spec.form == "letters" else -1
         if spec.form != "letters":
             for pos in range(start, end):
-                if spec.text.startswith(err.index, pos) and (pos == start or not spec.text[pos - 1].isalnum()):
+                if spec.text.startswith(index, pos) and (pos == start or not spec.text[pos - 1].isalnum()):
                     found = pos
                     break
         if found >= 0:

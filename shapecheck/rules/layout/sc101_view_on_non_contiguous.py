@@ -6,7 +6,7 @@ from __future__ import annotations
 import libcst as cst
 
 from shapecheck.rules.base import Example, Fix, Rule, register
-from shapecheck.rules.layout.view_calls import call_text, clipped_source, view_call
+from shapecheck.rules.layout.view_calls import call_text, clipped_source, view_call, view_condition
 from shapecheck.shapes import format_shape
 
 
@@ -23,10 +23,15 @@ class ViewOnNonContiguous(Rule):
 Flags `.view(...)` on a tensor whose memory layout makes that view impossible: after
 `transpose`, `permute`, `.T`, `.t()`, `.mT`, `expand` or a column slice, through names,
 elementwise ops, `.clone()` and dtype casts (which all keep the layout). With known sizes the
-strides are simulated exactly; with unknown sizes only a view that must merge dims a
+strides are simulated exactly. With sizes the code computed (`b, t, c = x.shape`, `h * w`,
+`C // n_head`, a size passed as a parameter) torch's stride rule runs on the symbols, each taken
+to be *generic* (at least 2, independent of the others): a view that must merge dims a
 transpose/permute/expand moved apart is flagged (the classic `x.transpose(1, 2).view(b, t, -1)`
-of attention code). A view that only splits dims, or keeps the moved dims apart, is legal and is
-not flagged.
+of attention code), and the message names the exception, the sizes whose being 1 would let it
+work ("raises unless `t` or `h` is 1"; the JSON output's `condition`). A view that only splits
+dims, or keeps the moved dims apart, is legal and is not flagged; nor is one whose new sizes
+cannot be matched to the old ones, unless there are too few of them for the runs of dims that
+cannot merge.
 
 ## Why is this bad?
 `view` never copies: it reinterprets the same storage with new sizes, which is possible only when
@@ -59,6 +64,13 @@ a view is impossible.
         "import numpy as np\na = np.zeros((2, 3))\nb = a.T.view(np.float64)\n",
         "def f(x, b, t, h, d):\n    y = x.view(b, t, h, d).transpose(1, 2)\n    return y.reshape(b, t, -1)\n",
         "def f(x, b, t, h, d):\n    y = x.view(b, t, h, d).transpose(1, 2)\n    return y.view(b, h, t, d, 1)\n",
+        "def f(x):\n    b, c, h, w = x.shape\n    return x.permute(0, 2, 3, 1).reshape(b, h * w, c)\n",
+        "def f(x):\n    b, c, h, w = x.shape\n    return x.view(b, c, h * w)\n",
+        "def f(x):\n    b, n, d = x.shape\n    return x.transpose(0, 1).view(n, b, d)\n",
+        "def f(x):\n    b, c, h, w = x.shape\n    return x.permute(0, 2, 3, 1).view(b, h * w, c)\n",
+        "def f(x, g):\n    b, c, h, w = x.shape\n    y = x.view(b, g, c // g, h, w).transpose(1, 2)\n"
+        "    return y.reshape(b, c, h, w)\n",
+        "def f(x, b, t, c):\n    return x.permute(1, 0, 2).view(b, t, c)\n",
     )
     invalid = (
         Example(
@@ -92,6 +104,20 @@ a view is impossible.
             "    return y.reshape(b, t, -1)  # <--\n",
         ),
         Example(
+            "def f(batch):\n    return batch.permute(0, 2, 1).view(-1)  # <--\n",
+            fixed="def f(batch):\n    return batch.permute(0, 2, 1).reshape(-1)  # <--\n",
+        ),
+        Example(
+            "def f(x):\n    b, n, h, d = x.shape\n    return x.transpose(1, 2).view(b, h, n * d)  # <--\n",
+            fixed="def f(x):\n    b, n, h, d = x.shape\n    return x.transpose(1, 2).reshape(b, h, n * d)  # <--\n",
+        ),
+        Example(
+            "def f(x, g):\n    b, c, h, w = x.shape\n    y = x.view(b, g, c // g, h, w).transpose(1, 2)\n"
+            "    return y.view(b, c, h, w)  # <--\n",
+            fixed="def f(x, g):\n    b, c, h, w = x.shape\n    y = x.view(b, g, c // g, h, w).transpose(1, 2)\n"
+            "    return y.reshape(b, c, h, w)  # <--\n",
+        ),
+        Example(
             "import torch\nx = torch.rand(4, 6)\ny = x[:, :3].view(12)  # <--\n",
             fixed="import torch\nx = torch.rand(4, 6)\ny = x[:, :3].reshape(12)  # <--\n",
         ),
@@ -115,10 +141,13 @@ a view is impossible.
             detail = f" (shape {format_shape(recv.shape)}, strides {tuple(recv.strides)})"
         fix = Fix(func, func.with_changes(attr=cst.Name("reshape")))
         view = call_text(ctx, node, "view", target)
+        condition = view_condition(recv, target, subject)
+        unless = f" unless {condition}" if condition else ""
         ctx.report(
             node,
             f"`{subject}` is not contiguous {why}{detail}; `{view}` would "
-            f"merge dims whose strides do not line up and raises at run time; use `.reshape()` "
+            f"merge dims whose strides do not line up and raises at run time{unless}; use `.reshape()` "
             f"or call `.contiguous()` first",
             fix=fix,
+            condition=condition,
         )

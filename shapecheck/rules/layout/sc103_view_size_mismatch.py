@@ -11,7 +11,8 @@ from shapecheck.rules.base import Rule, register
 from shapecheck.rules.layout.view_calls import call_text, clipped_source, negative_view_size, view_call, view_request
 from shapecheck.semantic.shape_ops import MAX_SIZE
 from shapecheck.semantic.torch_api import SIZED_FACTORIES, SIZED_NEW_TENSOR_METHODS
-from shapecheck.shapes import format_shape
+from shapecheck.shapes import dims_product, format_dim, format_shape
+from shapecheck.strides import generic_count_exception
 
 #: the factories and ``new_*`` methods whose sizes ``ctx.factory_sizes`` reads
 _SIZED_CALLS = SIZED_FACTORIES | SIZED_NEW_TENSOR_METHODS
@@ -52,12 +53,13 @@ class ViewSizeMismatch(Rule):
     doc = """\
 ## What it does
 Flags `view(...)` and `reshape(...)` whose target sizes cannot hold the tensor's elements, when
-both the tensor's shape and the target sizes are known; and, whatever the tensor, a size torch
-rejects outright: a size below `-1` in `view`/`reshape` (`-1` alone means "infer this one"), or
-a negative size given to a factory (`torch.zeros(-1)`, `torch.empty(2, -3)`, `torch.randn((-1,))`,
-`x.new_zeros(-2)`, `torch.full((-1,), 0)`, `torch.eye(-1)`, `torch.linspace(0, 1, -1)`). A
-`reshape` with a size below `-1` is flagged only on a known tensor: NumPy reads any negative size
-as `-1`.
+both the tensor's shape and the target sizes are known, or are products of the same sizes the
+code computed (`b, c, h, w = x.shape` then `x.view(b, c * h)`: it raises unless `w` is 1);
+and, whatever the tensor, a size torch rejects outright: a size below `-1` in `view`/`reshape`
+(`-1` alone means "infer this one"), or a negative size given to a factory (`torch.zeros(-1)`,
+`torch.empty(2, -3)`, `torch.randn((-1,))`, `x.new_zeros(-2)`, `torch.full((-1,), 0)`,
+`torch.eye(-1)`, `torch.linspace(0, 1, -1)`). A `reshape` with a size below `-1` is flagged only on
+a known tensor: NumPy reads any negative size as `-1`.
 
 ## Why is this bad?
 A view or reshape keeps every element exactly once; if the target's element count differs (or no
@@ -92,6 +94,8 @@ z = torch.zeros(max(n - 4, 0))
         "import torch\ny = torch.randint(-5, 5, (3,))\nz = torch.full((2,), -1.0)\n",
         "import numpy as np\na = np.zeros(3)\nb = a.reshape(-1)\n",
         "def f(a):\n    return a.reshape(-2)  # NumPy reads any negative size as -1\n",
+        "def f(x, g):\n    b, c, h, w = x.shape\n    return x.view(b, g, c // g, h, w), x.view(b, c * h * w)\n",
+        "def f(x, n):\n    b, c, h, w = x.shape\n    return x.view(b, n), x.view(b, c, -1), x.reshape(b * c, h * w)\n",
     )
     invalid = (
         "import torch\nx = torch.arange(6)\ny = x.view(4, 2)  # <--\n",
@@ -105,6 +109,7 @@ z = torch.zeros(max(n - 4, 0))
         "import torch\ny = torch.randn((-1,))  # <--\n",
         "def f(x):\n    return x.new_zeros(-2)  # <--\n",
         "import torch\nn = 3\ny = torch.ones(n - 4, 2)  # <--\n",
+        "def f(x):\n    b, c, h, w = x.shape\n    return x.view(b, c * h)  # <--\n",
     )
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
@@ -138,6 +143,7 @@ z = torch.zeros(max(n - 4, 0))
             return
         numel = recv.shape.numel()
         if numel is None:
+            self._check_generic_count(node, ctx, method, recv, target)
             return
         if any(not isinstance(d, int) for d in target) or target.count(-1) > 1:
             return
@@ -166,6 +172,27 @@ z = torch.zeros(max(n - 4, 0))
             node,
             f"`{clipped_source(ctx, node.func.value)}` has shape {format_shape(recv.shape)} ({numel} elements) "
             f"but `{call_text(ctx, node, method, target)}` needs {want}; torch raises `{raised}`",
+        )
+
+    def _check_generic_count(self, node: cst.Call, ctx, method: str, recv, target) -> None:
+        """The element counts as products of the sizes the code computed (``b, c, h, w =
+        x.shape`` then ``x.view(b, c * h)``): they differ unless some sizes are 1."""
+        if recv.shape.rank is None or not isinstance(node.func, cst.Attribute):
+            return
+        extra = generic_count_exception(recv.shape.dims, target)
+        if not extra:
+            return
+        names = [f"`{a}`" for a in extra]
+        condition = (names[0] + " is 1") if len(names) == 1 else ", ".join(names[:-1]) + f" and {names[-1]} are 1"
+        numel = format_dim(dims_product(recv.shape.dims))
+        listed = "[" + ", ".join(format_dim(d) for d in target) + "]"
+        ctx.report(
+            node,
+            f"`{clipped_source(ctx, node.func.value)}` has shape {format_shape(recv.shape)} ({numel} elements) "
+            f"but `{call_text(ctx, node, method, target)}` holds {format_dim(dims_product(target))}, "
+            f"leaving out {' * '.join(names)}; torch raises `shape '{listed}' is invalid for input of size "
+            f"{numel}` unless {condition}",
+            condition=condition,
         )
 
     def _check_factory(self, node: cst.Call, ctx) -> None:

@@ -8,6 +8,7 @@ import libcst as cst
 
 from shapecheck.semantic.facts import Fact
 from shapecheck.semantic.torch_api import RESHAPE_METHODS
+from shapecheck.strides import generic_view_exceptions, unknown_dim_atom
 
 
 def view_call(node: cst.Call) -> Optional[str]:
@@ -36,7 +37,7 @@ def view_request(node: cst.Call, ctx) -> Optional[tuple[str, Fact, list]]:
 def call_text(ctx, node: cst.Call, method: str, target) -> str:
     """``.view(2, 3)`` with the sizes the linter computed, or the arguments as written when
     some size is unknown (``.view(batch, seq, -1)``)."""
-    if all(d is not None for d in target):
+    if all(isinstance(d, int) for d in target):
         return f".{method}(" + ", ".join(str(d) for d in target) + ")"
     return f".{method}(" + ", ".join(ctx.source(a.value) for a in node.args) + ")"
 
@@ -63,3 +64,38 @@ def clipped_source(ctx, node: cst.BaseExpression) -> str:
     """The source of ``node`` as written, cut to 40 characters, for messages."""
     text = ctx.source(node)
     return text if len(text) <= 40 else text[:37] + "..."
+
+
+def view_condition(recv: Fact, target, subject: str) -> Optional[str]:
+    """The exception of a view proven to fail for generic sizes only: which sizes being 1 let
+    it work (``"`T` or dim 2 of `y` is 1"``); ``None`` when it fails whatever the sizes (the
+    exact strides are known, or no size being 1 helps)."""
+    shape = recv.shape
+    if shape is None or shape.rank is None or (recv.strides is not None and shape.is_fully_known):
+        return None
+    found = generic_view_exceptions(shape.dims, recv.perm, target)
+    if found is None:
+        return "some size is 1"
+    if not found:
+        return None
+    names = {unknown_dim_atom(i): f"dim {i} of `{subject}`" for i in range(len(shape.dims))}
+
+    def name(atom: str) -> str:
+        if atom.startswith("#gap"):
+            return "a dim that indexing removed"
+        return names.get(atom) or f"`{atom}`"
+
+    if all(len(group) == 1 for group in found):
+        dims = [int(g[0][1:]) for g in found if g[0][:1] == "#" and g[0][1:].isdigit()]
+        named = [name(g[0]) for g in found if not (g[0][:1] == "#" and g[0][1:].isdigit())]
+        parts = [_either(named) + " is 1"] if named else []
+        if dims:
+            parts.append("dim " + _either([str(i) for i in dims]) + f" of `{subject}` is 1")
+        return " or ".join(parts)
+    return _either([name(g[0]) + " is 1" if len(g) == 1 else " and ".join(name(a) for a in g) + " are 1"
+                    for g in found])
+
+
+def _either(items: list[str]) -> str:
+    """``a``, ``a or b``, ``a, b or c``."""
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " or " + items[-1]

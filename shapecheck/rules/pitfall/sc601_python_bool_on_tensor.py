@@ -8,7 +8,8 @@ import libcst as cst
 
 from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.messages import short
-from shapecheck.rules.helpers.tensors import multi_element, tensor_fact
+from shapecheck.rules.helpers.element_count import several_elements
+from shapecheck.rules.helpers.tensors import tensor_fact
 
 
 def _truth_tested(expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
@@ -64,12 +65,20 @@ if (x > 0).all():             # or .any(): say which one you mean
         "import torch\nx = torch.randn(2, 3)\ny = x if x is not None else None\n",
         "import torch\ndef f(x):\n    if x:\n        return 1\n",
         "import torch\nx = torch.randn(2, 3)\nmask = torch.randn(2, 3) > 0\nkeep = mask is None or x\n",
+        # a loss with the default reduction is 0-dim
+        "import torch.nn.functional as F\ndef train(model, data, target):\n    output = model(data)\n"
+        "    loss = F.nll_loss(output, target)\n    if loss > 0.5:\n        print(loss)\n",
+        # a value that may be a NumPy array is no evidence of a tensor
+        "import numpy as np\ndef f(x):\n    y = np.asarray(x)\n    if x.transpose(1, 2) > 0:\n        return y\n",
     )
     invalid = (
         "import torch\nx = torch.randn(2, 3)\nmask_a = x > 0\nmask_b = x < 1\nboth = mask_a and mask_b  # <--\n",
         "import torch\nx = torch.randn(4)\nif x > 0:  # <--\n    print('positive')\n",
         "import torch\nx = torch.zeros(3)\nwhile not x:  # <--\n    break\n",
         "import torch\nx = torch.ones(2, 2)\nassert x == 1  # <--\n",
+        # `output` is the prediction F.nll_loss takes: at least one dim
+        "import torch.nn.functional as F\ndef train(model, data, target):\n    output = model(data)\n"
+        "    loss = F.nll_loss(output, target)\n    if output > 0.5:  # <--\n        print(loss)\n",
     )
 
     def __init__(self) -> None:
@@ -81,15 +90,19 @@ if (x > 0).all():             # or .any(): say which one you mean
         fact = tensor_fact(ctx, expr)  # None for Python bools (`torch.equal(a, b)`, `x.is_contiguous()`)
         if fact is None:
             return
-        described = multi_element(fact)
-        if described is None:
+        name = short(ctx, expr)
+        found = several_elements(fact, name)
+        if found is None:
             return
+        described, condition = found
+        unless = f" unless {condition}" if condition is not None else ""
         self._seen.add(id(expr))
         ctx.report(
             expr,
-            f"`{short(ctx, expr)}` is a tensor of {described}; {where} calls bool() on it, "
-            f"which raises RuntimeError (Boolean value of Tensor with more than one value is "
+            f"`{name}` is a tensor of {described}; {where} calls bool() on it, "
+            f"which raises RuntimeError{unless} (Boolean value of Tensor with more than one value is "
             f"ambiguous); use `&`/`|`/`~` for elementwise logic, or `.any()`/`.all()`",
+            condition=condition,
         )
 
     def visit_BooleanOperation(self, node: cst.BooleanOperation, ctx) -> None:

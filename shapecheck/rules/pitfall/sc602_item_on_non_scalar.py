@@ -9,7 +9,8 @@ import libcst as cst
 from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.calls import method_call, positional
 from shapecheck.rules.helpers.messages import short
-from shapecheck.rules.helpers.tensors import multi_element, tensor_fact
+from shapecheck.rules.helpers.element_count import several_elements
+from shapecheck.rules.helpers.tensors import tensor_fact
 
 
 def _numel_words(fact) -> str:
@@ -56,11 +57,24 @@ total = x.sum().item()        # or reduce first
         "import torch\nx = torch.randn(2, 3)\nvalues = x.tolist()\n",
         "import torch\nx = torch.randn(1, 1)\nv = float(x)\n",
         "import numpy as np\na = np.zeros(3)\nv = a.item(0)\n",
+        # a 0-dim loss, and reductions of a tensor of generic sizes
+        "import torch.nn.functional as F\ndef train(model, data, target):\n    output = model(data)\n"
+        "    loss = F.nll_loss(output, target)\n    v = loss.item()\n",
+        "def f(x):\n    b, t = x.size()\n    y = x.contiguous()\n    return y.sum().item() + y[0, 0].item()\n",
+        # evidence of a tensor, but not of its rank: a 0-dim tensor is possible
+        "def f(out):\n    out = out.contiguous()\n    return out.item()\n",
     )
     invalid = (
         "import torch\nx = torch.randn(2, 3)\nv = x.item()  # <--\n",
         "import torch\nt = torch.tensor([1, 2, 3])\nv = t.item()  # <--\n",
         "import torch\nx = torch.ones(4)\nv = float(x)  # <--\n",
+        # a layer's output: nn.Linear(8, 4) gives 4 features, whatever the unknown batch
+        "import torch.nn as nn\nhead = nn.Linear(8, 4)\ndef score(x):\n"
+        "    return head(x.permute(1, 0)).item()  # <--\n",
+        # the prediction F.nll_loss takes has at least one dim: one element only when its sizes are 1
+        "import torch.nn.functional as F\ndef train(model, data, target):\n    output = model(data)\n"
+        "    loss = F.nll_loss(output, target)\n    v = output.item()  # <--\n",
+        "def f(x):\n    y = x.permute(1, 0)\n    return float(y)  # <--\n",
     )
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
@@ -78,12 +92,18 @@ total = x.sum().item()        # or reduce first
         fact = tensor_fact(ctx, target)
         if fact is None:
             return
-        described = multi_element(fact)
-        if described is None:
+        name = short(ctx, target)
+        found = several_elements(fact, name)
+        if found is None:
             return
+        described, condition = found
+        unless = f" unless {condition}" if condition is not None else ""
+        error = (f"RuntimeError{unless} (a Tensor with {_numel_words(fact)} cannot be converted to Scalar)"
+                 if how == "`.item()`" else
+                 f"ValueError{unless} (only one element tensors can be converted to Python scalars)")
         ctx.report(
             node,
-            f"{how} on `{short(ctx, target)}`, a tensor of {described}, raises RuntimeError "
-            f"(a Tensor with {_numel_words(fact)} cannot be converted to Scalar); index one "
-            f"element, reduce first, or use `.tolist()`",
+            f"{how} on `{name}`, a tensor of {described}, raises {error}; index one element, "
+            f"reduce first, or use `.tolist()`",
+            condition=condition,
         )

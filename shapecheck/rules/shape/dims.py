@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from shapecheck.shapes import is_generic
+
 
 def dims_differ(a, b) -> bool:
-    """Two dims provably different: two ints, or two different annotation names."""
-    if a is None or b is None:
-        return False
+    """Two dims provably different: two ints, or two different annotation names. (Two sizes that
+    differ only for generic sizes: :func:`shapecheck.generic_dims.independent`.)"""
+    if a is None or b is None or is_generic(a) or is_generic(b):
+        return False  # a generic size (one the code computed) may equal any other
     if isinstance(a, int) and isinstance(b, int):
         return a != b
     if isinstance(a, str) and isinstance(b, str):

@@ -11,51 +11,117 @@ from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.calls import dotted_name
 from shapecheck.rules.helpers.messages import short
 from shapecheck.rules.helpers.operators import ARITHMETIC_OPERATORS, COMPARISON_OPERATORS
+from shapecheck.semantic.facts import FLOAT, INT, TENSOR
+from shapecheck.semantic.syntax import is_number
+from shapecheck.semantic.torch_api import BROADCASTING_FUNCTIONS, ELEMENTWISE_BINARY
 from shapecheck.shapes import Shape, format_shape
 
 # the joins whose dim argument this rule reads: its choice, not a table of torch
 _CONCAT_FUNCS = {"torch.cat", "torch.concat", "torch.concatenate", "torch.stack"}
+# methods that broadcast their receiver to the shape of another tensor
+_EXPAND_METHODS = {"expand_as", "expand", "broadcast_to"}
+_AUGMENTED = (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign, cst.DivideAssign, cst.PowerAssign,
+              cst.FloorDivideAssign, cst.ModuloAssign)
+# past this many dims the rank is not tried: a negative axis is then never among the leading ones
+_RANKS_TRIED = 12
 
 
-def _known_rank(shape: Optional[Shape]) -> Optional[int]:
-    return shape.rank if shape is not None else None
+def _leading(axes: Sequence[int], rank: int) -> bool:
+    """True when the reduced axes are exactly the leading ones (0..k-1) of a tensor of ``rank``."""
+    norm = {a + rank if a < 0 else a for a in axes}
+    return sorted(norm) == list(range(len(norm)))
 
 
-def _leading(axes: Sequence[int], rank: Optional[int]) -> Optional[bool]:
-    """True when the reduced axes are exactly the leading ones (0..k-1); None when unknowable."""
-    norm = []
-    for a in axes:
-        if a < 0:
-            if rank is None:
-                return None
-            a += rank
-        norm.append(a)
-    return sorted(set(norm)) == list(range(len(set(norm))))
+def misaligned_unless(axes: Sequence[int], shape: Optional[Shape]) -> Optional[list[int]]:
+    """``None`` when broadcasting the reduction of ``axes`` back against a tensor of ``shape`` is
+    right (the reduced axes are the leading ones); else the ranks at which it would be right after
+    all: ``[]`` when none, ``[1]`` for ``dim=-1`` on a tensor of unknown rank (right when 1-D)."""
+    rank = shape.rank if shape is not None else None
+    if rank is not None:
+        return None if _leading(axes, rank) else []
+    least = len(shape.dims) if shape is not None else 0
+    least = max([least, 1] + [a + 1 if a >= 0 else -a for a in axes])
+    exceptions = [r for r in range(least, least + _RANKS_TRIED) if _leading(axes, r)]
+    if all(a >= 0 for a in axes) and exceptions:
+        return None  # leading at every rank
+    return exceptions
 
 
 def _reduction_pair(ctx, source_expr: cst.BaseExpression, reduced_expr: cst.BaseExpression):
-    """The reduction of ``source_expr`` that ``reduced_expr`` holds, if any."""
+    """The reduction of ``source_expr`` that ``reduced_expr`` holds, if any: of the named tensor
+    itself, or of the tensor whose shape ``source_expr`` has (``x - x.mean(0)``, ``x * 2``)."""
     red_fact = ctx.fact(reduced_expr)
     red = red_fact.reduction
-    if red is None:
+    if red is None or red.source_name is None:
         return None
-    src_fact = ctx.fact(source_expr)
+    root = _same_shape_root(ctx, source_expr, red.source_name)
+    if root is None:
+        return None
+    src_fact = ctx.fact(root)
     if red.source is not src_fact:
-        return None
-    name = dotted_name(source_expr)
-    if name is None or name != red.source_name:
         return None
     return red_fact, src_fact, red
 
 
+def _same_shape_root(ctx, expr: cst.BaseExpression, name: str, depth: int = 0) -> Optional[cst.BaseExpression]:
+    """The expression of the tensor called ``name`` when ``expr`` has its shape: the name itself,
+    or an elementwise op of it with numbers, with itself, or with a reduction of it that
+    broadcasts back to its shape (over leading dims, or with ``keepdim=True``)."""
+    if dotted_name(expr) == name:
+        return expr
+    if depth > 8 or not isinstance(expr, cst.BinaryOperation) or isinstance(expr.operator, cst.MatrixMultiply):
+        return None
+    for side, other in ((expr.left, expr.right), (expr.right, expr.left)):
+        root = _same_shape_root(ctx, side, name, depth + 1)
+        if root is not None and _keeps_shape_of(ctx, other, root, name):
+            return root
+    return None
+
+
+def _keeps_shape_of(ctx, other: cst.BaseExpression, root: cst.BaseExpression, name: str) -> bool:
+    """Broadcasting ``other`` against the tensor ``root`` (called ``name``) keeps its shape."""
+    if is_number(other) or ctx.fact(other).kind in (INT, FLOAT) or dotted_name(other) == name:
+        return True
+    red = ctx.fact(other).reduction
+    if red is not None and red.source is ctx.fact(root):
+        return misaligned_unless(red.axes, ctx.fact(root).shape) is None
+    if isinstance(other, cst.Call) and isinstance(other.func, cst.Attribute) \
+            and dotted_name(other.func.value) == name:
+        keep = next((a.value for a in other.args if a.keyword is not None and a.keyword.value == "keepdim"), None)
+        return isinstance(keep, cst.Name) and keep.value == "True"
+    return False
+
+
 def _align_message(src: Shape, out: Shape) -> Optional[str]:
-    """``they align as 8 vs 16``: the rightmost column where the two shapes differ."""
+    """``8 vs 16``: the rightmost column where the two shapes differ; ``""`` when every column
+    is known and equal (the sizes happen to fit); ``None`` when an unknown size hides it."""
     if src.rank is None or out.rank is None:
         return None
     for i in range(1, min(src.rank, out.rank) + 1):
         a, b = src.dims[-i], out.dims[-i]
+        if a is None or b is None:
+            return None
         if a != b:
-            return f"{a if a is not None else '?'} vs {b if b is not None else '?'}"
+            return f"{a} vs {b}"
+    return ""
+
+
+def _matrix_types_possible(ctx) -> bool:
+    """The file may hold ``np.matrix`` or scipy sparse matrices, whose ``sum(1)`` is ``(N, 1)``
+    (``a / a.sum(1)`` normalises rows there): it imports scipy or spells ``matrix(``."""
+    text = ctx.text
+    if text is not None and ("matrix(" in text or "asmatrix" in text or "np.mat(" in text):
+        return True
+    return any(q == "scipy" or q.startswith("scipy.") for q in ctx.imports.aliases.values())
+
+
+def _shape_source(expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """``x`` for ``x.shape``, ``x.size()``, ``*x.shape``: the tensor whose shape ``expr`` is."""
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "shape":
+        return expr.value
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "size" \
+            and not expr.args:
+        return expr.func.value
     return None
 
 
@@ -68,18 +134,33 @@ class ReductionWithoutKeepdim(Rule):
     summary = "a reduction over a non-leading dim, without `keepdim=True`, combined with its source"
     doc = """\
 ## What it does
-Flags a reduction (`sum`, `mean`, `prod`, `std`, `var`, `norm`, `logsumexp`, `amax`, `amin`,
-`max`, `min`, `median`, in function or method form; `.values`/`[0]` of `max`/`min`/`median`)
-over a dim that is not a leading one, without `keepdim=True`, whose result is then combined
-with the tensor it was computed from: elementwise (`+ - * / ** == < >`, `torch.where`,
-`maximum`, `minimum`) or in `torch.cat`/`torch.stack`.
+Flags a reduction over a dim that is not a leading one, without `keepdim=True`, whose result is
+then broadcast back against the tensor it was computed from. Every spelling counts:
+- the reductions `sum`, `mean`, `prod`, `std`, `var`, `logsumexp`, `amax`, `amin`, `norm`
+  (also `torch.linalg.norm`/`vector_norm`), and the pairs of `max`, `min`, `median`, `mode`,
+  `kthvalue`, `aminmax`, `std_mean`, `var_mean` (through `.values`, `[0]` or unpacking), as
+  methods or `torch.*` functions, with the dim positional, keyword (`dim=`, `axis=`), held in a
+  variable, or left at a parameter's default (`def f(x, dim=-1)`);
+- the source itself or an op that keeps its shape (`x ** 2`, `x.abs()`, `x.float()`);
+- combined by an operator (`+ - * / ** == < >`), augmented assignment (`x /= ...`), a method
+  (`div`, `sub_`...), a function (`torch.div`, `torch.where`, `torch.maximum`...),
+  `expand_as(x)`/`expand(x.shape)`, or joined in `torch.cat`/`torch.stack`.
+
+The leading-dims rule decides, not the sizes: `x - x.mean(1)` is flagged even for a square `x`,
+where torch raises nothing. When the rank is unknown, `dim=-1` is leading only for a 1-D tensor:
+the finding says so (`condition`: "`x` is 1-D"); `dim=1` is never leading. The hazard is the
+same for NumPy arrays (`a / a.sum(1)`), so the rule does not need to know that the value is a
+torch tensor, only which axes were reduced; `np.matrix` and scipy's sparse matrices keep the
+reduced axis, so in a file that uses them (it imports scipy or spells `matrix(`) only values
+known to be tensors are checked.
 
 ## Why is this bad?
 Without `keepdim` the reduced axis disappears, and broadcasting aligns shapes from the right. For
 an `(N, C)` tensor, `x.mean(dim=1)` has shape `(N,)`, which lines up with the `C` axis of `x`,
-not with `N`: the code raises when `N != C` and silently computes the wrong thing when `N == C`.
-Reducing leading dims is fine (`x - x.mean(dim=0)` centers the columns), and so is the rule's
-silence there. `cat`/`stack` need equal ranks, so any reduced dim breaks them.
+not with `N`: the code raises when `N != C` and silently computes the wrong thing when `N == C`
+(a bigram model's `P /= P.sum(1)` on its square count matrix normalises every row by the wrong
+sums). Reducing leading dims is fine (`x - x.mean(dim=0)` centers the columns), and so is the
+rule's silence there. `cat`/`stack` need equal ranks, so any reduced dim breaks them.
 
 ## Example
 ```python
@@ -101,6 +182,14 @@ centered = x - x.mean(dim=1, keepdim=True)
         "import torch\nx = torch.randn(8)\ny = x - x.mean(dim=-1)\n",
         "import torch\nx = torch.randn(4, 5, 6)\ny = x - x.sum(dim=(0, 1))\n",
         "import torch\nx = torch.randn(2, 3)\nv, i = torch.max(x, dim=1, keepdim=True)\ny = x - v\n",
+        "def f(x):\n    return x - x.mean(1)[:, None]\n",
+        "def f(x):\n    return x / x.sum(-1, keepdim=True)\n",
+        "def f(x):\n    loss = x.sum(1).mean()\n    return loss\n",
+        "import torch\ndef f(a, b):\n    return torch.max(a, b) - a\n",
+        "def f(x, dim=0):\n    return x - x.mean(dim)\n",
+        "def f(P):\n    P /= P.sum(0)\n",
+        # scipy's sparse matrices (and np.matrix) keep the reduced axis: this normalises rows
+        "import scipy.sparse as sp\ndef f(adj):\n    adj = sp.coo_matrix(adj)\n    return adj / adj.sum(1)\n",
     )
     invalid = (
         "import torch\nx = torch.randn(16, 8)\ny = x - x.mean(dim=1)  # <--\n",
@@ -109,6 +198,12 @@ centered = x - x.mean(dim=1, keepdim=True)
         "import torch\nx = torch.randn(2, 3)\ns = torch.sum(x, dim=1)\nz = torch.cat([x, s], dim=1)  # <--\n",
         "import torch\nx = torch.randn(4, 4)\ny = x - x.max(dim=1).values  # <--\n",
         "def f(x):\n    return x - x.amax(dim=2)  # <--\n",
+        "def bigram(P):\n    P /= P.sum(1)  # <--\n",
+        "def center(x):\n    mu = x.mean(-1)\n    return x - mu.expand_as(x)  # <--\n",
+        "import torch\ndef norm(x):\n    return torch.div(x, torch.sum(x ** 2, 1))  # <--\n",
+        "import torch\ndef mx(v):\n    m, _ = torch.max(v, dim=-1)\n    return v - m  # <--\n",
+        "def f(x, dim=-1):\n    return x.sub_(x.mean(dim))  # <--\n",
+        "import torch\ndef f(x):\n    return x / torch.linalg.vector_norm(x, dim=1)  # <--\n",
     )
 
     def _check(self, node, ctx, source_expr, reduced_expr, how: str) -> bool:
@@ -116,19 +211,26 @@ centered = x - x.mean(dim=1, keepdim=True)
         if pair is None:
             return False
         red_fact, src_fact, red = pair
+        if src_fact.kind != TENSOR and _matrix_types_possible(ctx):
+            return False  # `np.matrix` and scipy's sparse matrices keep the reduced axis
+        exceptions: list[int] = []
         if how != "concat":
-            leading = _leading(red.axes, _known_rank(src_fact.shape))
-            if leading is None or leading:
+            unless = misaligned_unless(red.axes, src_fact.shape)
+            if unless is None:
                 return False
+            exceptions = unless
         subject = short(ctx, source_expr)
         red_text = short(ctx, red.node) if red.node is not None else "the reduction"
         axes = ", ".join(str(a) for a in red.axes)
         plural = "axes" if len(red.axes) > 1 else "axis"
+        dropped = f"it dropped {plural} {axes} (no keepdim=True)"
+        if red.default_of is not None:
+            dropped = f"with `{red.default_of}` at its default {axes}, {dropped}"
         if how == "concat":
-            tail = f"it dropped {plural} {axes} (no keepdim=True), so its rank differs from `{subject}`'s"
+            tail = f"{dropped}, so its rank differs from `{subject}`'s"
         else:
-            tail = (f"it dropped {plural} {axes} (no keepdim=True), so broadcasting lines it up "
-                    f"with the trailing axes of `{subject}`")
+            verb = "broadcasting lines it up" if how != "expand" else f"`.{how_method(node)}` lines it up"
+            tail = f"{dropped}, so {verb} with the trailing axes of `{subject}`"
         known = (src_fact.shape is not None and red_fact.shape is not None
                  and src_fact.shape.rank is not None and red_fact.shape.rank is not None)
         if known:
@@ -136,9 +238,20 @@ centered = x - x.mean(dim=1, keepdim=True)
             head = (f"`{subject}` has shape {format_shape(src_fact.shape)}; `{red_text}` has shape "
                     f"{format_shape(red_fact.shape)}" + (f"; they align as {align}" if align else ""))
             message = f"{head}: {tail}; pass keepdim=True"
+            if align == "":
+                message += " (the sizes happen to fit: torch raises nothing and the result is wrong)"
         else:
             message = f"`{red_text}` is combined with `{subject}`, but {tail}; pass keepdim=True"
-        ctx.report(node, message)
+        conditions = []
+        if exceptions:
+            ranks = " or ".join(f"{r}-D" for r in exceptions)
+            conditions.append(f"`{red.source_name}` is {ranks}")
+        if red.default_of is not None:
+            conditions.append(f"a caller passes `{red.default_of}`")
+        condition = " or ".join(conditions) if conditions else None
+        if condition is not None:
+            message += f" (wrong unless {condition})"
+        ctx.report(node, message, condition=condition)
         return True
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
@@ -147,6 +260,11 @@ centered = x - x.mean(dim=1, keepdim=True)
             return
         if not self._check(node, ctx, node.left, node.right, "elementwise"):
             self._check(node, ctx, node.right, node.left, "elementwise")
+
+    def visit_AugAssign(self, node: cst.AugAssign, ctx) -> None:
+        """``x /= x.sum(1)``: the reduction broadcast back into its own source, in place."""
+        if isinstance(node.operator, _AUGMENTED):
+            self._check(node, ctx, node.target, node.value, "elementwise")
 
     def visit_Comparison(self, node: cst.Comparison, ctx) -> None:
         """Comparisons between a tensor and its own reduction."""
@@ -157,28 +275,46 @@ centered = x - x.mean(dim=1, keepdim=True)
             self._check(node, ctx, right, node.left, "elementwise")
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
-        """torch.where/maximum/minimum/cat/stack with a tensor and its reduction."""
+        """torch's broadcasting functions, the binary methods (``div``, ``sub_``...), ``expand_as``
+        and ``cat``/``stack`` with a tensor and its reduction."""
+        args = [a.value for a in node.args if a.keyword is None and not a.star]
         qual = ctx.qualname(node.func)
         if qual is None:
             func = node.func
-            if isinstance(func, cst.Attribute) and func.attr.value in ("maximum", "minimum", "where"):
-                args = [a.value for a in node.args if a.keyword is None and not a.star]
-                operands = [func.value] + args
-                self._pairs(node, ctx, operands, "elementwise")
+            if not isinstance(func, cst.Attribute):
+                return
+            attr = func.attr.value
+            if attr in _EXPAND_METHODS and len(node.args) == 1:
+                source = node.args[0].value if attr == "expand_as" else _shape_source(node.args[0].value)
+                if source is not None:
+                    self._check(node, ctx, source, func.value, "expand")
+                return
+            if attr in BROADCASTING_FUNCTIONS or (attr.endswith("_") and attr[:-1] in ELEMENTWISE_BINARY):
+                self._pairs(node, ctx, [func.value] + args, "elementwise")
             return
         if qual in _CONCAT_FUNCS:
             if not node.args or not isinstance(node.args[0].value, (cst.List, cst.Tuple)):
                 return
             elems = [e.value for e in node.args[0].value.elements if not isinstance(e, cst.StarredElement)]
             self._pairs(node, ctx, elems, "concat")
-        elif qual in ("torch.where", "torch.maximum", "torch.minimum"):
-            operands = [a.value for a in node.args if a.keyword is None and not a.star]
+        elif qual == "torch.broadcast_to" and len(args) == 2:
+            source = _shape_source(args[1])
+            if source is not None:
+                self._check(node, ctx, source, args[0], "expand")
+        elif qual.startswith("torch.") and qual[6:] in BROADCASTING_FUNCTIONS:
             if qual == "torch.where":
-                operands = operands[1:]
-            self._pairs(node, ctx, operands, "elementwise")
+                args = args[1:]
+            self._pairs(node, ctx, args, "elementwise")
 
     def _pairs(self, node, ctx, operands, how) -> None:
         for a in operands:
             for b in operands:
                 if a is not b and self._check(node, ctx, a, b, how):
                     return
+
+
+def how_method(node: cst.CSTNode) -> str:
+    """The name of the method a call node calls (``expand_as``), for messages."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        return node.func.attr.value
+    return "broadcast_to"

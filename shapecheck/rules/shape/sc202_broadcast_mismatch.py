@@ -2,19 +2,52 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Optional, Sequence
 
 import libcst as cst
 
-from shapecheck.broadcast import InvalidShapeError, broadcast_shapes
+from shapecheck.broadcast import InvalidShapeError, broadcast_shapes, generic_mismatch
 from shapecheck.errors import BroadcastError
 from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.messages import short
 from shapecheck.rules.helpers.operators import ARITHMETIC_OPERATORS, COMPARISON_OPERATORS
 from shapecheck.semantic.facts import TENSOR
-from shapecheck.semantic.torch_api import BROADCASTING_FUNCTIONS
+from shapecheck.semantic.torch_api import BROADCASTING_FUNCTIONS, ELEMENTWISE_BINARY, INPLACE_METHODS
 from shapecheck.shapes import Shape, format_shape
 
+
+#: the binary methods whose in-place form writes the broadcast result into the receiver
+_INPLACE_BINARY = frozenset(n + "_" for n in ELEMENTWISE_BINARY if n + "_" in INPLACE_METHODS)
+_AUGMENTED = (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign, cst.DivideAssign, cst.PowerAssign,
+              cst.FloorDivideAssign, cst.ModuloAssign)
+
+
+def grows_the_target(target: Shape, others: Sequence[Shape]) -> Optional[tuple[str, Optional[str]]]:
+    """Why writing the broadcast of ``target`` with ``others`` into ``target`` fails, as
+    ``(reason, condition)``: the broadcast has more dims, or a dim of size 1 in ``target`` meets
+    a larger size (``condition``: the symbol that would have to be 1); ``None`` when it fits or
+    is unknown."""
+    if target.rank is None or any(o.rank is None for o in others):
+        return None
+    width = max([target.rank] + [o.rank for o in others if o.rank is not None])
+    if width > target.rank:
+        return f"the broadcast has {width} dims, the tensor written has {target.rank}", None
+    symbols: list[tuple[int, str]] = []
+    for j in range(1, target.rank + 1):
+        if target.dims[-j] != 1:
+            continue
+        for o in others:
+            d = o.dims[-j] if len(o.dims) >= j else 1
+            if isinstance(d, int) and d > 1:
+                return f"its size 1 at dim {target.rank - j} meets {d}", None
+            if isinstance(d, str) and all(s != d for _i, s in symbols):
+                symbols.append((target.rank - j, d))
+    if not symbols:
+        return None
+    symbols.sort()
+    dims = ", ".join(f"dim {i} meets {d}" for i, d in symbols)
+    names = " and ".join(f"`{d}`" for _i, d in symbols)
+    return f"its size 1 at {dims}", f"{names} {'is' if len(symbols) == 1 else 'are'} 1"
 
 
 @register
@@ -27,14 +60,27 @@ class BroadcastMismatch(Rule):
     doc = """\
 ## What it does
 Flags elementwise operations (`+ - * / // % **`, comparisons, `torch.add`/`mul`/`where`/
-`maximum`/..., and the method forms) whose operand shapes are known (literal sizes, or jaxtyping
-annotation names) and cannot broadcast. Two different annotation names (`n` vs `m`) count as a
-mismatch: the annotations promise nothing that makes them equal.
+`maximum`/..., the method forms, `masked_fill` (the tensor and its mask), and augmented
+assignment `a += b`) whose operand shapes are
+known (literal sizes, or jaxtyping annotation names) and cannot broadcast. Two different
+annotation names (`n` vs `m`) count as a mismatch: the annotations promise nothing that makes
+them equal. Two different sizes read from one tensor (`T` and `B` of `B, T = x.size()`, and
+views built from them) are generic, independent of each other: `(B, T)` against `(B,)` (a
+forgotten `unsqueeze`) is flagged, and the message names the exception ("raises unless `T`
+equals `B` or one of them is 1"). Sizes from a config, an attribute, a parameter or another
+tensor, and int sizes against such sizes, may be equal by construction: never flagged.
+
+Also flags an in-place op (`a.sub_(b)`, `a += b`, `a *= b`...) whose operands broadcast, but
+to a shape larger than the tensor it writes into: `a` of shape `(1, H, W)` with `b` of shape
+`(3, 1, 1)` broadcast to `(3, H, W)`, which does not fit in `a`. When the larger size is a size
+the code computed (`c` of `b, c, h, w = x.shape`), the finding holds unless that size is 1 and
+says so.
 
 ## Why is this bad?
 Broadcasting aligns shapes on the right; in each column the sizes must be equal or one of them
 1. Otherwise torch raises `RuntimeError: The size of tensor a (3) must match the size of tensor
-b (2) at non-singleton dimension 1`.
+b (2) at non-singleton dimension 1`. An in-place op cannot grow its target: torch raises
+`RuntimeError: output with shape [1, 4, 5] doesn't match the broadcast shape [3, 4, 5]`.
 
 ## Example
 ```python
@@ -56,33 +102,64 @@ c = a + b[:, None]  # (2, 3) + (2, 1)
         "def f(x: Float[torch.Tensor, 'b c'], y: Float[torch.Tensor, 'c']):\n    return x + y\n",
         "import torch\nfrom jaxtyping import Float\n\ndef f(x: Float[torch.Tensor, 'b c']):\n"
         "    return x + torch.zeros(3)\n",
+        "import torch\na = torch.zeros(3, 4)\na += torch.zeros(4)\na.sub_(torch.zeros(3, 1))\n",
+        "import torch\na = torch.zeros(1, 4, 5)\nb = torch.zeros(3, 1, 1)\nc = a - b\n",
+        "import torch\ndef f(x):\n    b, c, h, w = x.shape\n    m = torch.zeros(b, c, h, w)\n    m.add_(x)\n",
+        # generic sizes: an unsqueeze, keepdim results, a config's size, sizes of two tensors
+        "import torch\ndef f(x):\n    B, T = x.size()\n    x = x.contiguous()\n"
+        "    return x - torch.ones(B).unsqueeze(1) + x / x.sum(-1, keepdim=True) - x.mean(0, keepdim=True)\n",
+        "import torch\ndef f(x, d_model):\n    B, T, C = x.size()\n    return x.contiguous() + torch.zeros(d_model)\n",
+        "def f(x, y):\n    B, T, C = x.size()\n    S, D = y.size()\n    return x.contiguous()[0] + y.contiguous()\n",
+        "import torch\ndef f(x):\n    B, T, C = x.size()\n    scores = x.contiguous() @ x.transpose(1, 2)\n"
+        "    mask = torch.ones(B, T).bool()\n    return scores.masked_fill(mask[:, None, :], 0.0)\n",
     )
     invalid = (
         "import torch\na = torch.zeros(2, 3)\nb = torch.zeros(2)\nc = a + b  # <--\n",
         "import torch\na = torch.ones(4, 5)\nb = torch.ones(4, 4)\nc = torch.where(a > 0, a, b)  # <--\n",
         "import torch\nfrom jaxtyping import Float\n\n"
         "def f(x: Float[torch.Tensor, 'n d'], y: Float[torch.Tensor, 'm d']):\n    return x - y  # <--\n",
+        "import torch\na = torch.zeros(1, 4, 5)\nb = torch.zeros(3, 1, 1)\na.sub_(b)  # <--\n",
+        "import torch\na = torch.zeros(4, 5)\na += torch.zeros(1, 4, 5)  # <--\n",
+        "import torch\na = torch.zeros(2, 3)\na *= torch.zeros(3, 3)  # <--\n",
+        "import torch\ndef f(x):\n    b, c, h, w = x.shape\n    m = torch.zeros(1, 1, h, w)\n    m.add_(x)  # <--\n",
+        # a forgotten unsqueeze: (B, T) against (B,) raises unless T equals B or one of them is 1
+        "import torch\ndef f(x):\n    B, T = x.size()\n    x = x.contiguous()\n    scale = torch.ones(B)\n"
+        "    return x / scale  # <--\n",
+        "import torch\ndef f(x):\n    B, T, C = x.size()\n    y = x.contiguous().view(B * T, C)\n"
+        "    return y + torch.zeros(B, 1)  # <--\n",
+        # a padding mask (B, T) against scores (B, T, T): it needs `mask[:, None, :]`
+        "import torch\ndef f(x):\n    B, T, C = x.size()\n    scores = x.contiguous() @ x.transpose(1, 2)\n"
+        "    mask = torch.ones(B, T).bool()\n    return scores.masked_fill(mask, 0.0)  # <--\n",
     )
 
-    def _check(self, node, ctx, operands: Sequence[cst.BaseExpression]) -> None:
+    def _check(self, node, ctx, operands: Sequence[cst.BaseExpression]) -> bool:
+        """Report operands whose shapes cannot broadcast; True when it did."""
         facts = [ctx.fact(o) for o in operands]
         tensors = [(o, f) for o, f in zip(operands, facts) if f.kind == TENSOR and f.shape is not None]
         if len(tensors) < 2:
-            return
+            return False
         for _o, f in tensors:
             if f.reduction is not None:
                 for _o2, g in tensors:
                     if g is f.reduction.source:
-                        return
+                        return False
         try:
             broadcast_shapes(*[f.shape for _o, f in tensors])
         except InvalidShapeError:
-            return  # a size torch rejects is SC103's finding (the inference drops such sizes)
+            return False  # a size torch rejects is SC103's finding (the inference drops such sizes)
         except BroadcastError as err:
             if not err.certain and not self._two_symbols(err, [f.shape for _o, f in tensors]):
-                return
+                return False
             names = ", ".join(f"`{short(ctx, o, 24)}` {format_shape(f.shape)}" for o, f in tensors)
             ctx.report(node, f"{names}: {err.reason}")
+            return True
+        verdict = generic_mismatch(*[f.shape for _o, f in tensors])
+        if verdict is None:
+            return False
+        names = ", ".join(f"`{short(ctx, o, 24)}` {format_shape(f.shape)}" for o, f in tensors)
+        ctx.report(node, f"{names}: {verdict.reason}; torch raises RuntimeError unless {verdict.condition}",
+                   condition=verdict.condition)
+        return True
 
     @staticmethod
     def _two_symbols(err: BroadcastError, shapes: Sequence[Shape]) -> bool:
@@ -113,6 +190,38 @@ c = a + b[:, None]  # (2, 3) + (2, 1)
         if qual is not None and qual.startswith("torch.") and qual[6:] in BROADCASTING_FUNCTIONS:
             self._check(node, ctx, args)
         elif qual is None and isinstance(node.func, cst.Attribute) and node.func.attr.value in (
-                "add", "sub", "mul", "div", "maximum", "minimum", "add_", "sub_", "mul_", "div_") and args:
+                "add", "sub", "mul", "div", "maximum", "minimum", "add_", "sub_", "mul_", "div_",
+                "masked_fill", "masked_fill_") and args:
             if ctx.fact(node.func.value).kind == TENSOR:
                 self._check(node, ctx, [node.func.value, args[0]])
+        if qual is None and isinstance(node.func, cst.Attribute) and node.func.attr.value in _INPLACE_BINARY \
+                and len(args) == 1:
+            self._check_inplace(node, ctx, node.func.value, args[0], f".{node.func.attr.value}()")
+
+    def visit_AugAssign(self, node: cst.AugAssign, ctx) -> None:
+        """``a += b`` on tensors: in place, so the broadcast must also fit in ``a``."""
+        if not isinstance(node.operator, _AUGMENTED) or ctx.fact(node.target).kind != TENSOR:
+            return
+        if not self._check(node, ctx, [node.target, node.value]):
+            self._check_inplace(node, ctx, node.target, node.value, "`" + ctx.source(node.operator).strip() + "`")
+
+    def _check_inplace(self, node, ctx, target_expr, other_expr, how: str) -> None:
+        """An in-place op whose broadcast result is larger than the tensor it writes into."""
+        target, other = ctx.fact(target_expr), ctx.fact(other_expr)
+        if target.kind != TENSOR or other.kind not in (TENSOR, None) or target.shape is None or other.shape is None:
+            return
+        try:
+            broadcast_shapes(target.shape, other.shape)
+        except (InvalidShapeError, BroadcastError):
+            return  # not broadcastable at all: the other check's finding
+        found = grows_the_target(target.shape, [other.shape])
+        if found is None:
+            return
+        reason, condition = found
+        t, o = short(ctx, target_expr, 24), short(ctx, other_expr, 24)
+        message = (f"`{t}` {format_shape(target.shape)} is written in place by {how} with `{o}` "
+                   f"{format_shape(other.shape)}, but the result is larger than `{t}`: {reason}; torch "
+                   f"raises RuntimeError (output with shape ... doesn't match the broadcast shape)")
+        if condition is not None:
+            message += f" unless {condition}"
+        ctx.report(node, message, condition=condition)

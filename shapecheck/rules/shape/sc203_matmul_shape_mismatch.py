@@ -4,12 +4,23 @@ from __future__ import annotations
 
 import libcst as cst
 
+from shapecheck.broadcast import generic_mismatch
+from shapecheck.generic_dims import equal_condition, independent
 from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.messages import short
 from shapecheck.rules.shape.dims import dims_differ
 from shapecheck.semantic.facts import MODULE, TENSOR
 from shapecheck.semantic.torch_api import MATRIX_PRODUCTS
-from shapecheck.shapes import format_dim, format_shape
+from shapecheck.shapes import Shape, format_dim, format_shape
+
+
+#: an attention block of real code: q and k of shape (B, nh, T, C // nh)
+_ATTENTION = (
+    "import torch.nn as nn\nclass Attention(nn.Module):\n    def __init__(self, n_head):\n"
+    "        super().__init__()\n        self.n_head = n_head\n    def forward(self, q, k):\n"
+    "        B, T, C = q.size()\n        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)\n"
+    "        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)\n"
+)
 
 
 @register
@@ -25,6 +36,13 @@ Flags `a @ b`, `torch.matmul`, `torch.mm` (2-D only), `torch.bmm` (3-D only), `t
 (1-D only), `torch.mv`, and calls of an `nn.Linear(in_features, ...)` module, when the known
 shapes do not fit: the last dim of `a` must equal the second-to-last of `b` (the only dim of a
 1-D `b`), and a Linear layer's input must end in `in_features`.
+
+Sizes the code reads from one tensor (`B, T, C = x.size()`, and views built from them) are
+generic: independent of one another. Inner dims made of different such sizes (`T` against
+`C // self.n_head`) are flagged, and the message names the exception ("raises unless `T`
+equals `C//self.n_head`"); so are the batch dims of `@`/`matmul` when they cannot broadcast. A
+size from a config, an attribute, a parameter or another tensor may equal one read from `x` by
+construction, and an int may be the size the input always has: those are never flagged.
 
 ## Why is this bad?
 torch raises `RuntimeError: mat1 and mat2 shapes cannot be multiplied (3x1 and 3x1)` (or
@@ -48,12 +66,23 @@ c = a.T @ b          # (1, 3) @ (3, 1)
         "import torch\na = torch.randn(3)\nb = torch.randn(3)\nc = torch.dot(a, b)\n",
         "import torch\nimport torch.nn as nn\nfc = nn.Linear(8, 2)\ny = fc(torch.randn(4, 8))\n",
         "import torch\na = torch.randn(2, 3, 4)\nb = torch.randn(2, 4, 5)\nc = torch.bmm(a, b)\n",
+        # generic sizes: the transposed key; sizes from a config, from another tensor, an int
+        _ATTENTION + "        return q @ k.transpose(-2, -1)\n",
+        "import torch\ndef f(x, d_model, w):\n    b, t, c = x.size()\n    x = x.contiguous()\n"
+        "    n, m = w.size()\n    return x @ torch.randn(d_model, 4) + x @ w + x @ torch.randn(3, 4)\n",
+        # square: the same size on both sides
+        "import torch\ndef f(x):\n    b, t = x.size()\n    att = torch.ones(t, t)\n"
+        "    return x.contiguous() @ att @ att\n",
     )
     invalid = (
         "import torch\na = torch.randn(3, 1)\nb = torch.randn(3, 1)\nc = a @ b  # <--\n",
         "import torch\na = torch.randn(2, 3, 4)\nb = torch.randn(4, 5)\nc = torch.mm(a, b)  # <--\n",
         "import torch\na = torch.randn(2, 3)\nb = torch.randn(2, 3)\nc = torch.dot(a, b)  # <--\n",
         "import torch\nimport torch.nn as nn\nfc = nn.Linear(8, 2)\ny = fc(torch.randn(4, 16))  # <--\n",
+        # the key not transposed: (B, nh, T, hs) @ (B, nh, T, hs) raises unless T equals hs
+        _ATTENTION + "        return q @ k  # <--\n",
+        "import torch\ndef f(x):\n    b, n, d = x.size()\n    x = x.contiguous()\n    return torch.bmm(x, x)  # <--\n",
+        "def f(x):\n    B, T, C = x.size()\n    y = x.contiguous().view(B * T, C)\n    return y @ y  # <--\n",
     )
 
     def _pair(self, node, ctx, a_expr, b_expr, op: str) -> None:
@@ -78,8 +107,26 @@ c = a.T @ b          # (1, 3) @ (3, 1)
             ctx.report(node, f"{shapes} cannot be multiplied: the inner dims are "
                              f"{format_dim(inner_a)} and {format_dim(inner_b)}")
             return
+        if independent(inner_a, inner_b):
+            condition = equal_condition(inner_a, inner_b)
+            ctx.report(node, f"{shapes} cannot be multiplied for generic sizes: the inner dims are "
+                             f"{format_dim(inner_a)} and {format_dim(inner_b)}; torch raises RuntimeError "
+                             f"unless {condition}", condition=condition)
+            return
         if op == "bmm" and dims_differ(a.shape.dims[0], b.shape.dims[0]):
             ctx.report(node, f"torch.bmm needs equal batch sizes; got {shapes}")
+            return
+        if op == "bmm" and independent(a.shape.dims[0], b.shape.dims[0]):
+            condition = equal_condition(a.shape.dims[0], b.shape.dims[0])
+            ctx.report(node, f"torch.bmm needs equal batch sizes; got {shapes}, whose batch sizes differ "
+                             f"for generic sizes: torch raises RuntimeError unless {condition}", condition=condition)
+            return
+        if op == "matmul" and ra > 2 and rb > 2:
+            batch = generic_mismatch(Shape(a.shape.dims[:-2]), Shape(b.shape.dims[:-2]))
+            if batch is not None:
+                ctx.report(node, f"{shapes}: the batch dims (all but the last two) must broadcast, but "
+                                 f"{batch.reason.replace('shapes', 'batch shapes', 1)}; torch raises RuntimeError "
+                                 f"unless {batch.condition}", condition=batch.condition)
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
         """The ``@`` operator."""

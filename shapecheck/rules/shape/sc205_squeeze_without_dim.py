@@ -7,6 +7,7 @@ import libcst as cst
 from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.messages import short
 from shapecheck.semantic.facts import TENSOR
+from shapecheck.shapes import is_generic
 
 
 @register
@@ -64,7 +65,7 @@ probs = logits.squeeze(-1)
         if f.kind not in (TENSOR, None):
             return
         if f.shape is not None and f.shape.rank is not None and all(
-                isinstance(d, int) and d != 1 or isinstance(d, str) for d in f.shape.dims):
+                isinstance(d, int) and d != 1 or isinstance(d, str) and not is_generic(d) for d in f.shape.dims):
             return
         ctx.report(node, f"`{short(ctx, node)}` drops every size-1 axis, including a batch of one; "
                          f"pass the dim to squeeze")

@@ -8,6 +8,7 @@ import libcst as cst
 
 from shapecheck.semantic import shape_ops as O
 from shapecheck.semantic.eval.registry import Eval
+from shapecheck.semantic.eval.sizes import size_dim
 from shapecheck.semantic.facts import BOOL, FLOAT, INT, SIZE, TENSOR, DtypeKind, Fact
 from shapecheck.shapes import Dim, Shape
 
@@ -88,7 +89,7 @@ def target_dims(ev: Eval, pos: Sequence[cst.BaseExpression],
             return None
         if f.kind not in (INT, None):
             return None
-        dims.append(f.dim)
+        dims.append(size_dim(ev, p, f))
     return dims
 
 

@@ -7,12 +7,14 @@ from typing import Optional
 
 import libcst as cst
 
+from shapecheck.semantic.eval.layout import unknown_result_order
 from shapecheck.semantic.eval.nn_modules import local_module, module_call
 from shapecheck.semantic.eval.registry import Eval, expression
 from shapecheck.semantic.eval.tensor_methods import method_call
 from shapecheck.semantic.eval.torch_functions import qualified_call
 from shapecheck.semantic.facts import BOOL, FLOAT, INT, MODULE, STR, TENSOR, UNKNOWN, Fact
 from shapecheck.semantic.model import Signature
+from shapecheck.semantic.summaries import reanalyse, resolve_call
 from shapecheck.semantic.syntax import CallArgs, dotted_name
 from shapecheck.shapes import Dim, Shape
 
@@ -22,7 +24,13 @@ Binding = dict[str, object]
 
 @expression(cst.Call)
 def call(ev: Eval, expr: cst.Call) -> Fact:
-    """The facts of a call's result."""
+    """The facts of a call's result (a result the linter knows nothing about may keep the dim
+    order of a tensor passed to it: see :func:`~shapecheck.semantic.eval.layout.unknown_result_order`)."""
+    return unknown_result_order(ev, expr, _call(ev, expr))
+
+
+def _call(ev: Eval, expr: cst.Call) -> Fact:
+    """The facts of a call's result, as the callee tells."""
     func = expr.func
     qual = ev.model.imports.resolve(func)
     if qual is not None:
@@ -34,14 +42,35 @@ def call(ev: Eval, expr: cst.Call) -> Fact:
         if bound is not None and bound.kind == MODULE:
             return module_call(ev, bound, expr)
         recv = ev.fact(func.value)
+        reanalysed = _reanalysed(ev, expr, recv)
+        if reanalysed is not None:
+            return reanalysed
         return method_call(ev, recv, func.attr.value, expr, recv_expr=func.value)
     if isinstance(func, cst.Name):
+        reanalysed = _reanalysed(ev, expr, None)
+        if reanalysed is not None and reanalysed.kind is not None:
+            return _with_signature(ev, reanalysed, func.value, expr)
         return _local_call(ev, func.value, expr)
     if isinstance(func, cst.Call):
         built = ev.fact(func)
         if built.kind == MODULE:
             return module_call(ev, built, expr)  # `nn.Linear(3, 2)(x)`
     return UNKNOWN
+
+
+def _reanalysed(ev: Eval, expr: cst.Call, receiver: Optional[Fact]) -> Optional[Fact]:
+    """What a call of a function or method of this file (or of another file of the run)
+    returns, from a re-analysis of the callee with the facts of this call site."""
+    callee = resolve_call(ev.model, expr)
+    return reanalyse(ev, callee, expr, receiver) if callee is not None else None
+
+
+def _with_signature(ev: Eval, f: Fact, name: str, expr: cst.Call) -> Fact:
+    """``f`` with the shape the annotations of ``name`` promise, when it has none of its own."""
+    sig = ev.model.signatures.get(name)
+    if sig is None or f.shape is not None or f.kind != TENSOR:
+        return f
+    return f.with_(shape=_signature_call(ev, sig, expr).shape)
 
 
 def _local_call(ev: Eval, name: str, expr: cst.Call) -> Fact:

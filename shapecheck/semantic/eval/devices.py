@@ -8,7 +8,7 @@ import libcst as cst
 
 from shapecheck.semantic.eval.arguments import dtype_value
 from shapecheck.semantic.eval.registry import Eval
-from shapecheck.semantic.facts import CPU, CUDA, DEVICE, MPS, STR, TENSOR, Device, DeviceValue, Fact
+from shapecheck.semantic.facts import CPU, CUDA, DEVICE, MAYBE_CUDA, MPS, STR, TENSOR, Device, DeviceValue, Fact
 from shapecheck.semantic.syntax import CallArgs
 
 
@@ -76,3 +76,10 @@ def torch_device(ev: Eval, expr: cst.Call) -> Fact:
     a = args.get(0, "type")
     dev = device_value(ev, a) if a is not None else None
     return Fact(kind=DEVICE, device=dev)
+
+
+def current_accelerator() -> Fact:
+    """``torch.accelerator.current_accelerator()``: the accelerator (CUDA on a GPU machine) when
+    one is available, else ``None``; code uses it as ``device`` only when one is, and the CPU
+    otherwise, so it stands for a device that is CUDA when it is available."""
+    return Fact(kind=DEVICE, device=MAYBE_CUDA)

@@ -18,7 +18,7 @@ from shapecheck.semantic.syntax import CallArgs
 from shapecheck.semantic.torch_api import (
     BOOL_RESULT_ELEMENTWISE, ELEMENTWISE_BINARY, INPLACE_METHODS, MATRIX_PRODUCTS, NO_GRAD_RESULT_OPS,
 )
-from shapecheck.shapes import Shape
+from shapecheck.shapes import Shape, dim_floordiv, dim_mul
 
 #: constant folding gives up on ints longer than this (Python prints at most 4300 digits)
 _MAX_FOLDED_BITS = 4096
@@ -34,6 +34,7 @@ def elementwise(ev: Eval, operands: Sequence[Fact], op_name: Optional[str], div:
         shape = None
     else:
         shape, _err = O.elementwise_shape(shapes)
+        shape = _keep_rank_bound(shape, shapes)
     fields: dict[str, Any] = {"kind": TENSOR if keep_kind else None, "shape": shape}
     fields.update(elementwise_layout(operands, tensors, shape, len(unknown) > 0))
     dtype: Optional[DtypeKind]
@@ -53,11 +54,23 @@ def elementwise(ev: Eval, operands: Sequence[Fact], op_name: Optional[str], div:
     return Fact(**fields)
 
 
+def _keep_rank_bound(shape: Optional[Shape], shapes: Sequence[Optional[Shape]]) -> Optional[Shape]:
+    """A broadcast result of unknown rank has at least as many dims as each operand."""
+    if shape is None or shape.rest_at is None:
+        return shape
+    least = max((len(s.dims) for s in shapes if s is not None), default=0)
+    if len(shape.dims) >= least:
+        return shape
+    return Shape((None,) * (least - len(shape.dims)) + shape.dims, rest_at=0)
+
+
 def matmul(ev: Eval, a: Fact, b: Fact) -> Fact:
     """``a @ b`` (``matmul``, ``mm``, ``bmm``, ``mv``, ``dot``)."""
     if a.kind not in (TENSOR, None) or b.kind not in (TENSOR, None):
         return UNKNOWN
     shape = O.matmul_shape(a.shape, b.shape)
+    if shape is None:
+        shape = _matmul_rank_bound(a.shape, b.shape)
     out = O.plain_tensor(shape)
     return out.with_(
         kind=TENSOR if TENSOR in (a.kind, b.kind) else None,
@@ -65,6 +78,17 @@ def matmul(ev: Eval, a: Fact, b: Fact) -> Fact:
         grad=grad_of(ev, [a, b], True),
         dtype_kind=O.promote([a.dtype_kind, b.dtype_kind]),
     )
+
+
+def _matmul_rank_bound(a: Optional[Shape], b: Optional[Shape]) -> Optional[Shape]:
+    """torch.matmul's rank rule for operands of which only a rank bound is known: two operands
+    of at least 2 dims give at least as many dims as the larger bound (the batch dims broadcast)."""
+    if a is None or b is None:
+        return None
+    least = min(len(a.dims), len(b.dims))
+    if least < 2 or (a.rank is not None and b.rank is not None):
+        return None
+    return Shape((None,) * max(len(a.dims), len(b.dims)), rest_at=0)
 
 
 @expression(cst.BinaryOperation)
@@ -82,10 +106,25 @@ def binary_operation(ev: Eval, expr: cst.BinaryOperation) -> Fact:
             return Fact(kind=SIZE, shape=Shape(left.shape.dims + right.shape.dims))
         return Fact(kind=SIZE)
     if left.kind != TENSOR and right.kind != TENSOR:
+        for mine, other in ((left, right), (right, left)):
+            if mine.kind is None and mine.reduction is not None and other.kind in (INT, FLOAT):
+                return Fact(shape=mine.shape, reduction=mine.reduction)  # `x.sum(1) + eps`, x maybe an array
         if left.kind is None and right.kind is None and (left.perm is not None or right.perm is not None):
             return elementwise(ev, [left, right], op_name=None, div=isinstance(op, cst.Divide), keep_kind=False)
         return UNKNOWN
-    return elementwise(ev, [left, right], op_name=None, div=isinstance(op, cst.Divide))
+    return with_scalar_reduction(elementwise(ev, [left, right], op_name=None, div=isinstance(op, cst.Divide)),
+                                 left, right)
+
+
+def with_scalar_reduction(out: Fact, left: Fact, right: Fact) -> Fact:
+    """A reduction combined with a number (``x.var(1) + eps``) keeps its shape: the result is
+    still that reduction, for the rule that finds it broadcast back against its source."""
+    if out.kind != TENSOR or out.reduction is not None:
+        return out
+    for mine, other in ((left, right), (right, left)):
+        if mine.reduction is not None and other.reduction is None and (other.kind in (INT, FLOAT) or other.rank == 0):
+            return out.with_(reduction=mine.reduction)
+    return out
 
 
 @expression(cst.Comparison)
@@ -129,7 +168,7 @@ def binary_method(ev: Eval, x: Fact, name: str, args: CallArgs) -> Optional[Fact
     out = elementwise(ev, [x, other], op_name=name, div=name in ("div", "true_divide", "divide"))
     if name.endswith("_"):
         return x.with_(reduction=None)
-    return out
+    return with_scalar_reduction(out, x, other)
 
 
 @method(*MATRIX_PRODUCTS)
@@ -164,5 +203,8 @@ def _fold_numbers(op: cst.BaseBinaryOp, a: Fact, b: Fact) -> Fact:
     if isinstance(value, int) and value.bit_length() > _MAX_FOLDED_BITS:
         value = None  # far beyond any size, and too long to print in a message
     if kind == INT:
+        if not isinstance(value, int) and isinstance(op, (cst.Multiply, cst.FloorDivide)):
+            return Fact(kind=INT, dim=dim_mul(a.dim, b.dim) if isinstance(op, cst.Multiply)
+                        else dim_floordiv(a.dim, b.dim))  # sizes as symbols: `h * w`, `c // g`
         return Fact(kind=INT, value=value, dim=value if isinstance(value, int) else None)
     return Fact(kind=FLOAT, value=value)

@@ -12,6 +12,7 @@ from shapecheck.semantic.eval.arguments import opt_int
 from shapecheck.semantic.eval.autograd import grad_of
 from shapecheck.semantic.eval.devices import device_string
 from shapecheck.semantic.eval.nn_modules import module_attr
+from shapecheck.semantic.eval.data_loading import PROGRESS_BARS, loader_batch
 from shapecheck.semantic.eval.registry import Eval, expression
 from shapecheck.semantic.facts import (
     BOOL, CONTIGUOUS, CPU, DEVICE, FLOAT, INT, LEAF_REQUIRES_GRAD, MAYBE_CUDA, MODULE, NO_GRAD,
@@ -243,6 +244,8 @@ def loop_element(ev: Eval, iter_expr: cst.BaseExpression) -> Optional[Fact]:
         if isinstance(func, cst.Name) and func.value == "enumerate" and iter_expr.args:
             inner = loop_element(ev, iter_expr.args[0].value) or fresh()
             return Fact(elems=(Fact(kind=INT), inner))
+        if iter_expr.args and not iter_expr.args[0].keyword and ev.model.imports.resolve(func) in PROGRESS_BARS:
+            return loop_element(ev, iter_expr.args[0].value)  # `tqdm(loader)` yields what `loader` yields
         if isinstance(func, cst.Attribute) and func.attr.value in ("parameters", "named_parameters"):
             owner = ev.fact(func.value)
             if owner.kind == MODULE or func.attr.value == "parameters" and owner.kind is None:
@@ -251,6 +254,9 @@ def loop_element(ev: Eval, iter_expr: cst.BaseExpression) -> Optional[Fact]:
                     return Fact(elems=(Fact(kind=STR), param))
                 return param
     f = ev.fact(iter_expr)
+    batch = loader_batch(f)
+    if batch is not None:
+        return batch
     if f.kind == TENSOR and f.shape is not None and f.shape.rank:
         return f.with_(shape=Shape(f.shape.dims[1:]), layout=None, strides=None, perm=None,
                        reduction=None, is_scalar_cpu=f.shape.rank == 1 and f.device == CPU)

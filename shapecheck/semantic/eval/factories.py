@@ -75,9 +75,9 @@ def factory(ev: Eval, name: str, args: CallArgs) -> Fact:
             shape, default_dtype = Shape(()), DtypeKind.FLOAT
         elif data is not None:
             shape, default_dtype = literal_shape(ev, data)
-        if name == "as_tensor" and "device" not in args.kw and data is not None:
+        if name in ("as_tensor", "tensor") and "device" not in args.kw and data is not None:
             df = ev.fact(data)
-            if df.kind == TENSOR:
+            if df.kind == TENSOR:  # `torch.tensor(t)` copies `t` on its own device
                 device = df.device
     elif name == "randperm":
         n = args.get(0, "n")
@@ -106,7 +106,8 @@ def _arange(ev: Eval, args: CallArgs) -> tuple[Optional[Shape], Optional[DtypeKi
         return None, None
     if any(not isinstance(v, (int, float)) or isinstance(v, bool) for v in nums):
         kinds = [v.kind for v in vals]
-        return Shape((None,)), (DtypeKind.INT if all(k == INT for k in kinds) else None)
+        end = vals[0].dim if len(vals) == 1 and isinstance(vals[0].dim, str) else None  # arange(T): T values
+        return Shape((end,)), (DtypeKind.INT if all(k == INT for k in kinds) else None)
     is_int = all(isinstance(v, int) for v in nums)
     if len(nums) == 1:
         start, end, step = 0, nums[0], 1

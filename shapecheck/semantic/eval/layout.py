@@ -6,11 +6,14 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
+import libcst as cst
+
 from shapecheck import strides as L
 from shapecheck.semantic import shape_ops as O
 from shapecheck.semantic.eval.registry import Eval, method
-from shapecheck.semantic.facts import BOOL, CONTIGUOUS, FLOAT, INT, Fact
+from shapecheck.semantic.facts import BOOL, CONTIGUOUS, FLOAT, INT, NON_CONTIGUOUS, TENSOR, Fact
 from shapecheck.semantic.syntax import CallArgs
+from shapecheck.semantic.torch_api import FORMAT_CONTIGUOUS_3D, FUNCTIONAL_RESULT_LAYOUT
 from shapecheck.shapes import Shape
 
 #: how a method's result relates to its receiver's storage (see :func:`copy_layout`)
@@ -126,3 +129,53 @@ def contiguous(ev: Eval, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
     sizes = O.known_sizes(x.shape)
     return x.with_(layout=CONTIGUOUS, strides=L.contiguous_strides(sizes) if sizes is not None else None,
                    perm=None, moved_by=None, reduction=None)
+
+
+def _channels_last(perm: Sequence[int]) -> bool:
+    """Whether a 4-d tensor whose dims lie in this order (see :mod:`shapecheck.strides`) is laid
+    out channels-last: dim 1 fastest, then dims 3, 2 and 0 (size-1 dims anywhere)."""
+    order = [d for d in (1, 3, 2, 0) if perm[d] >= 0]
+    return all(perm[a] > perm[b] for a, b in zip(order, order[1:]))
+
+
+def input_order_layout(name: Optional[str], x: Fact, out: Fact) -> Fact:
+    """``out``, the result of ``F.<name>`` (a function that keeps its input's rank) or of an
+    ``nn`` layer (``name`` ``None``) on ``x``, with the layout torch gives it when ``x`` is not
+    a plain tensor (see ``torch_api.FUNCTIONAL_RESULT_LAYOUT``): contiguous, ``x``'s, dense in
+    ``x``'s channels-last order, or non-contiguous in an order the linter does not know (then
+    no later transpose is taken to start from a plain tensor)."""
+    if x.layout == CONTIGUOUS or x.perm is None and x.layout is None or x.perm is not None and L.is_identity(x.perm):
+        return out
+    how = FUNCTIONAL_RESULT_LAYOUT.get(name) if name is not None else None
+    rank = x.rank
+    unknown_order = out.with_(layout=NON_CONTIGUOUS, strides=None, perm=None, moved_by=None)
+    if how == "contiguous":
+        return out.with_(layout=CONTIGUOUS, strides=None, perm=None, moved_by=None)
+    if how == "strides":
+        return out.with_(layout=x.layout, perm=x.perm, moved_by=x.moved_by) if x.perm is not None else unknown_order
+    if how == "format" and rank == 3 and name in FORMAT_CONTIGUOUS_3D:
+        return out.with_(layout=CONTIGUOUS, strides=None, perm=None, moved_by=None)
+    if how == "format" and rank == 4 and x.perm is not None and len(x.perm) == 4:
+        perm = O.compact_perm(x.perm)
+        if perm is None:
+            return unknown_order
+        if _channels_last(perm):
+            # dense channels-last, whatever the new sizes: N slowest, then H, W, and C fastest
+            return out.with_(layout=NON_CONTIGUOUS, strides=None, perm=(0, 3, 1, 2), moved_by=x.moved_by)
+        return out.with_(layout=CONTIGUOUS, strides=None, perm=None, moved_by=None)
+    return unknown_order
+
+
+def unknown_result_order(ev: Eval, call: cst.Call, out: Fact) -> Fact:
+    """``out``, the result of ``call``; when nothing is known of it and a tensor passed to the
+    call is laid out in a known order other than the plain one (``f(x.permute(0, 3, 1, 2))``),
+    marked non-contiguous in an unknown order: a layer may keep its input's order, so no later
+    transpose of the result is taken to start from a plain tensor."""
+    if out.kind is not None or out.shape is not None or out.layout is not None:
+        return out
+    for arg in call.args:
+        f = ev.fact(arg.value)
+        if f.kind in (TENSOR, None) and (f.layout == NON_CONTIGUOUS or f.perm is not None
+                                         and not L.is_identity(f.perm)):
+            return Fact(layout=NON_CONTIGUOUS)
+    return out

@@ -9,16 +9,19 @@ import libcst as cst
 
 from shapecheck.semantic.eval.autograd import grad_of, requested_grad
 from shapecheck.semantic.eval.devices import device_kw, to_device
+from shapecheck.semantic.eval.layer_ranks import kept_shape
+from shapecheck.semantic.eval.layout import input_order_layout
 from shapecheck.semantic.eval.registry import Eval
 from shapecheck.semantic.facts import (
-    BOOL, CONTIGUOUS, CPU, CUDA, FLOAT, INT, LEAF_REQUIRES_GRAD, MODULE, NO_GRAD, NON_LEAF, STR, TENSOR,
-    UNKNOWN, DeviceValue, DtypeKind, Fact, Grad,
+    BOOL, CONTIGUOUS, CPU, CUDA, FLOAT, INT, LEAF_REQUIRES_GRAD, MAYBE_CUDA, MODULE, MPS, NO_GRAD, NON_LEAF, STR,
+    TENSOR, UNKNOWN, DeviceValue, DtypeKind, Fact, Grad,
 )
 from shapecheck.semantic.model import SemanticModel
+from shapecheck.semantic.summaries import forward_of, reanalyse
 from shapecheck.semantic.syntax import CallArgs
 from shapecheck.semantic.torch_api import (
     MODULE_METHODS_RETURNING_SELF, NN_BIAS_POSITIONS, NN_LAYER_PARAMETERS, NN_LOSS_MODULES, NN_PARAMETER_SWITCHES,
-    NN_SHAPE_KEEPING_MODULES, NN_STATELESS_MODULES,
+    NN_KEPT_DIMS, NN_RANK_ADDING_MODULES, NN_RANK_KEEPING_MODULES, NN_SHAPE_KEEPING_MODULES, NN_STATELESS_MODULES,
 )
 from shapecheck.shapes import Shape
 
@@ -158,22 +161,40 @@ def local_module(ev: Eval, name: str) -> Fact:
                 trainable=None if model.params_frozen else trainable)
 
 
+def _rank_of(x: Fact) -> Optional[Shape]:
+    """A shape of the rank (or rank bound) of ``x``'s, every size unknown."""
+    shape = x.shape
+    if shape is None or x.elems:
+        return None
+    return Shape((None,) * len(shape.dims), rest_at=shape.rest_at)
+
+
 def module_call(ev: Eval, module: Fact, expr: cst.Call) -> Fact:
     """``module(x)``: the output's shape (``nn.Linear``, shape-keeping layers), device and grad."""
     args = CallArgs(expr)
     x = ev.fact(args.pos[0]) if args.pos else UNKNOWN
     shape = None
     qual = module.qual
-    if qual in ("torch.nn.Linear", "torch.nn.LazyLinear") and module.features is not None:
+    if qual in ("torch.nn.Linear", "torch.nn.LazyLinear"):
         if x.shape is not None and x.shape.rank is not None and x.shape.rank >= 1:
-            shape = Shape(x.shape.dims[:-1] + (module.features[1],))
+            out_features = module.features[1] if module.features is not None else None
+            shape = Shape(x.shape.dims[:-1] + (out_features,))
+        else:
+            shape = _rank_of(x)  # nn.Linear keeps its input's rank
     elif qual is not None and qual.startswith("torch.nn.") and qual.split(".")[-1] in NN_SHAPE_KEEPING_MODULES:
-        shape = x.shape if x.kind == TENSOR else None
+        shape = x.shape if x.kind in (TENSOR, None) and not x.elems else None
+    elif qual is not None and qual.startswith("torch.nn.") and qual.split(".")[-1] in NN_RANK_KEEPING_MODULES:
+        layer = qual.split(".")[-1]
+        shape = kept_shape(x.shape, NN_KEPT_DIMS.get(layer), layer) if not x.elems else None
+    elif qual is not None and qual.startswith("torch.nn.") and qual.split(".")[-1] in NN_RANK_ADDING_MODULES:
+        shape = Shape(x.shape.dims + (None,)) if x.shape is not None and x.shape.rank is not None else None
     device: Optional[DeviceValue] = None
     if x.kind == TENSOR and module.params == ():
         device = x.device  # a module without parameters computes on its input's device
     elif x.kind == TENSOR and module.device is not None and x.device == module.device:
         device = module.device
+    elif module.params and module.device in (CUDA, MPS, MAYBE_CUDA) and x.kind in (TENSOR, None):
+        device = module.device  # its weights are there: whenever the call runs, so is its input
     grad_enabled = ev.model.grad_enabled
     grad: Optional[Grad]
     if grad_enabled is False:
@@ -185,8 +206,27 @@ def module_call(ev: Eval, module: Fact, expr: cst.Call) -> Fact:
                        True) if not args.starred else None
     else:
         grad = None
-    return Fact(kind=TENSOR, shape=shape, device=device, grad=grad,
-                layout=CONTIGUOUS if shape is not None and qual == "torch.nn.Linear" else None)
+    out = Fact(kind=TENSOR, shape=shape, device=device, grad=grad,
+               layout=CONTIGUOUS if shape is not None and qual == "torch.nn.Linear" else None)
+    if qual != "torch.nn.Linear" and x.kind in (TENSOR, None):
+        out = input_order_layout(None, x, out)  # a layer's output may keep its input's order
+    if qual is not None and not qual.startswith("torch."):
+        return _local_forward(ev, module, expr, out)
+    return out
+
+
+def _local_forward(ev: Eval, module: Fact, expr: cst.Call, out: Fact) -> Fact:
+    """``module(x)`` for an instance of a module class of this file: what its ``forward``
+    returns given the call's arguments (re-analysed), completed with ``out``, what the module's
+    parameters alone say of the result."""
+    callee = forward_of(ev.model, module.qual)
+    result = reanalyse(ev, callee, expr, module) if callee is not None else None
+    if result is None or result.kind is None:
+        return out
+    if result.kind != TENSOR:
+        return result
+    return result.with_(device=result.device if result.device is not None else out.device,
+                        grad=result.grad if result.grad is not None else out.grad)
 
 
 def module_method(ev: Eval, recv: Fact, name: str, expr: cst.Call) -> Fact:
@@ -228,15 +268,20 @@ def module_attr(ev: Eval, module: Fact, attr: str) -> Fact:
             return UNKNOWN
         trainable = module.trainable
         grad = LEAF_REQUIRES_GRAD if trainable is True else (NO_GRAD if trainable is False else None)
-        return Fact(kind=TENSOR, device=module.device, dtype_kind=DtypeKind.FLOAT, grad=grad)
+        return Fact(kind=TENSOR, device=module.device, dtype_kind=DtypeKind.FLOAT, grad=grad,
+                    placed_by=module.placed_by)
     model = ev.model
     table = model.class_attrs.get(qual)
     f = table.get("self." + attr) if table is not None else None
     if f is None:
         return UNKNOWN
+    if f.kind == TENSOR and "self." + attr in model.class_fixed.get(qual, ()):
+        return f  # a plain tensor attribute: moving the module left it where it was made
+    if f.kind == TENSOR and "self." + attr not in model.class_moving.get(qual, ()):
+        return f.with_(device=None, grad=None if model.params_frozen else f.grad, is_scalar_cpu=False)
     if f.kind == TENSOR:
         grad = None if model.params_frozen else f.grad
-        return f.with_(device=module.device, grad=grad, is_scalar_cpu=False)
+        return f.with_(device=module.device, grad=grad, is_scalar_cpu=False, placed_by=module.placed_by)
     if f.kind == MODULE:
         holds = module_holds(f)
         return f.with_(device=module.device if holds else None,

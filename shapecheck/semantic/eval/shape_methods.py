@@ -109,6 +109,10 @@ def transpose(ev: Eval, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
         axes = [O.norm_axis(v, rank) for v in vals]
         if None in axes or sorted(axes) != list(range(rank)):  # type: ignore[type-var]
             return lost(x)
+        if x.shape is None or x.shape.rank is None:
+            x = x.with_(shape=O.rank_only(x.shape, rank))  # permute takes every dim: the rank is known
+            if x.shape is None:
+                return lost(x)
         order = axes  # type: ignore[assignment]
         text = ".permute(" + ", ".join(str(v) for v in vals) + ")"
     elif name in ("movedim", "moveaxis"):
@@ -153,7 +157,8 @@ def squeeze(ev: Eval, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
     rank = x.rank
     d = args.get(0, "dim")
     if rank is None or x.shape is None:
-        return lost(x)
+        vals = int_list(ev, [d], None) if d is not None else None
+        return _squeezed_bound(x, vals) if vals else lost(x)
     if d is None:
         if x.shape.is_fully_known:
             return O.drop_axes(x, [i for i, s in enumerate(x.shape.dims) if s == 1])
@@ -170,8 +175,30 @@ def squeeze(ev: Eval, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
         if size == 1:
             axes.append(a)
         elif size is None:
-            return lost(x)
+            return _squeezed_bound(x, vals)
     return O.drop_axes(x, axes)
+
+
+def _squeezed_bound(x: Fact, dims: list[int]) -> Fact:
+    """``squeeze(dims)`` where a squeezed size is unknown: ``x`` has the dims it names, and the
+    result keeps at least all but one dim per squeezed dim, the leading ones in place (a lower
+    bound on the rank, shape otherwise unknown)."""
+    rank = x.rank
+    if rank is None:
+        if any(v < 0 for v in dims):
+            return lost(x)
+        rank_at_least = max(dims) + 1
+    else:
+        rank_at_least = rank
+        dims = [v % rank for v in dims if -rank <= v < rank]
+    lead = min(dims)
+    keep = rank_at_least - len(set(dims))
+    if keep <= 0:
+        return lost(x)
+    known = x.shape.dims[:lead] if rank is not None and x.shape is not None else (None,) * lead
+    bound = Shape(tuple(known) + (None,) * max(keep - lead, 0), rest_at=lead) if keep > lead \
+        else Shape(tuple(known[:keep]), rest_at=keep)
+    return lost(x).with_(shape=bound)
 
 
 @method("expand", "expand_as")

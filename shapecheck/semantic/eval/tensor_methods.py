@@ -12,10 +12,11 @@ from shapecheck.semantic import shape_ops as O
 from shapecheck.semantic.eval.arguments import dtype_value
 from shapecheck.semantic.eval.autograd import grad_of
 from shapecheck.semantic.eval.devices import to_device
-from shapecheck.semantic.eval.layout import DENSE_COPY, MAYBE_COPY, SAME_STORAGE, copy_layout
+from shapecheck.semantic.eval.layout import DENSE_COPY, MAYBE_COPY, SAME_STORAGE, contiguous, copy_layout
 from shapecheck.semantic.eval.nn_modules import module_method
 from shapecheck.semantic.eval.reductions import name_reduction
 from shapecheck.semantic.eval.registry import METHODS, Eval, method
+from shapecheck.semantic.evidence import method_use
 from shapecheck.semantic.facts import (
     BOOL, CPU, CUDA, DEVICE, FLOAT, INT, LEAF_REQUIRES_GRAD, MODULE, NO_GRAD, NON_LEAF, OPTIMIZER, SIZE,
     STR, TENSOR, TUPLE, UNKNOWN, DtypeKind, Fact,
@@ -23,7 +24,8 @@ from shapecheck.semantic.facts import (
 from shapecheck.semantic.syntax import CallArgs
 from shapecheck.semantic.torch_api import (
     BOOL_RESULT_ELEMENTWISE, INPLACE_FILLING_METHODS, INPLACE_METHODS, NEVER_INTEGER_UNARY,
-    NO_GRAD_RESULT_OPS, PYTHON_BOOL_RESULTS, SAME_STORAGE_METHODS, SELF_IF_UNCHANGED_METHODS, SHAPE_KEEPING_UNARY,
+    NO_GRAD_RESULT_OPS, PYTHON_BOOL_RESULTS, SAME_STORAGE_METHODS, SELF_IF_UNCHANGED_METHODS,
+    SHAPE_KEEPING_NOT_ELEMENTWISE, SHAPE_KEEPING_UNARY,
     TENSOR_ONLY_METHODS,
 )
 
@@ -42,6 +44,8 @@ def method_call(ev: Eval, recv: Fact, name: str, expr: cst.Call, func_form: bool
         return UNKNOWN
     if kind not in (TENSOR, None):
         return UNKNOWN
+    if kind is None and not func_form and method_use(name, expr).tensor:
+        recv, kind = recv.with_(kind=TENSOR), TENSOR  # a use only a tensor allows
     if name in PYTHON_BOOL_RESULTS:
         return Fact(kind=BOOL) if kind == TENSOR or func_form else UNKNOWN
     handler = METHODS.get(name)
@@ -54,10 +58,10 @@ def method_call(ev: Eval, recv: Fact, name: str, expr: cst.Call, func_form: bool
     out = handler(ev, recv, name, args)
     if out is None:
         return UNKNOWN
-    if out.reduction is not None or out.kind == TUPLE:
-        out = name_reduction(out, recv_expr, expr)
+    if (out.reduction is not None and out.reduction is not recv.reduction) or out.kind == TUPLE:
+        out = name_reduction(out, recv_expr, expr, ev)
     if kind is None and not func_form:
-        if out.kind == TUPLE:
+        if out.kind == TUPLE and "dim" not in args.kw:  # numpy and pandas say `axis=`
             # maybe not a tensor (numpy's max(1) is an array): only .values/.indices read it
             return Fact(elems=out.elems, maybe_pair=True)
         if out.kind == TENSOR and name not in TENSOR_ONLY_METHODS:
@@ -80,7 +84,13 @@ def keep(ev: Eval, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
         how = MAYBE_COPY
     else:
         how = DENSE_COPY
-    out = copy_layout(x, x.with_(reduction=None, kind=x.kind), how)
+    # an elementwise op or a cast keeps the shape: a reduction stays one (`x.var(1).sqrt()`)
+    kept = x.reduction if how != SAME_STORAGE and name not in SHAPE_KEEPING_NOT_ELEMENTWISE else None
+    if how == DENSE_COPY and name in SHAPE_KEEPING_NOT_ELEMENTWISE:
+        out = contiguous(ev, x.with_(reduction=None, kind=x.kind), name, args)  # torch allocates these row-major
+    else:
+        out = copy_layout(x, x.with_(reduction=kept, kind=x.kind), how)
+    assert out is not None
     if name in ("detach",):
         return out.with_(grad=NO_GRAD)
     if name == "detach_":

@@ -10,17 +10,26 @@ import libcst as cst
 from shapecheck.semantic import shape_ops as O
 from shapecheck.semantic.eval.arguments import py_dtype
 from shapecheck.semantic.eval.autograd import grad_of
-from shapecheck.semantic.eval.devices import device_of, torch_device
+from shapecheck.semantic.eval.devices import current_accelerator, device_of, torch_device
 from shapecheck.semantic.eval.elementwise import elementwise, matmul
 from shapecheck.semantic.eval.factories import factory
+from shapecheck.semantic.eval.layer_ranks import kept_shape
+from shapecheck.semantic.eval.layout import input_order_layout
 from shapecheck.semantic.eval.nn_modules import nn_class
+from shapecheck.semantic.eval.reductions import linalg_norm
+from shapecheck.semantic.eval.data_loading import data_call, torchvision_dataset
 from shapecheck.semantic.eval.registry import Eval
 from shapecheck.semantic.eval.tensor_methods import method_call
-from shapecheck.semantic.facts import BOOL, CPU, MODULE, NO_GRAD, OPTIMIZER, TENSOR, UNKNOWN, DtypeKind, Fact
+from shapecheck.semantic.facts import (
+    BOOL, CPU, FLOAT, INT, MODULE, NO_GRAD, OPTIMIZER, TENSOR, UNKNOWN, DtypeKind, Fact,
+)
 from shapecheck.semantic.syntax import CallArgs
 from shapecheck.semantic.torch_api import (
-    ALL_FACTORIES, CONCAT_FUNCTIONS, ELEMENTWISE_BINARY, FUNCTIONAL_LOSSES, INPLACE_FILLING_METHODS, MATRIX_PRODUCTS,
-    MIN_MAX_PAIR_OPS, PYTHON_BOOL_RESULTS, REDUCTIONS, SHAPE_KEEPING_UNARY, TORCH_BOOL_FUNCTIONS,
+    ALL_FACTORIES, CONCAT_FUNCTIONS, ELEMENTWISE_BINARY, FUNCTIONAL_KEPT_DIMS, FUNCTIONAL_LOSSES,
+    FUNCTIONAL_RANK_ADDING,
+    FUNCTIONAL_RANK_KEEPING, INPLACE_FILLING_METHODS, MATRIX_PRODUCTS,
+    MIN_MAX_PAIR_OPS, PYTHON_BOOL_RESULTS, REDUCTION_PAIR_FUNCTIONS, REDUCTIONS, SHAPE_KEEPING_UNARY,
+    TORCH_BOOL_FUNCTIONS,
     VALUES_INDICES_ALWAYS,
 )
 from shapecheck.shapes import Dim, Shape
@@ -31,6 +40,13 @@ _FORWARDED_METHODS = frozenset({
     "unsqueeze", "squeeze", "narrow", "expand", "contiguous", "masked_fill", "clone", "detach", "inverse",
     "argsort", "flip", "roll",
 })
+
+#: functions of Python's ``math`` module and the kind of number they return
+_MATH_RESULTS = {
+    **dict.fromkeys(("sqrt", "exp", "log", "log2", "log10", "sin", "cos", "tan", "tanh", "atan", "pow", "fabs",
+                     "erf"), FLOAT),
+    **dict.fromkeys(("ceil", "floor", "isqrt", "gcd", "comb", "factorial", "prod", "trunc"), INT),
+}
 
 
 def qualified_call(ev: Eval, qual: str, expr: cst.Call) -> Optional[Fact]:
@@ -48,21 +64,29 @@ def qualified_call(ev: Eval, qual: str, expr: cst.Call) -> Optional[Fact]:
             return Fact(kind=OPTIMIZER, qual=qual)
         if rest == "device":
             return torch_device(ev, expr)
+        if rest == "accelerator.current_accelerator":
+            return current_accelerator()
         if rest.startswith("linalg."):
             return _linalg(ev, rest[7:], expr)
         if rest.startswith("functional."):
             rest = rest[11:]
         if rest in TORCH_BOOL_FUNCTIONS:
             return Fact(kind=BOOL)
+        if rest.startswith("utils.data.") and rest.count(".") == 2:
+            return data_call(ev, rest[11:], expr)
         if "." in rest:
             return None
         return _torch_function(ev, rest, expr)
+    if qual.startswith("math.") and qual[5:] in _MATH_RESULTS:
+        return Fact(kind=_MATH_RESULTS[qual[5:]])
     if qual in ("shapecheck.einsum", "einops.einsum"):
         return einsum_call(ev, expr, "named" if qual == "einops.einsum" else "auto", qual == "einops.einsum")
     if qual.startswith("torchvision.models.") and qual.count(".") == 2 \
             and not qual[19:].startswith(("get_", "list_")):
         return Fact(kind=MODULE, qual=qual, device=None if model.default_device_set else CPU,
                     trainable=None if model.params_frozen else True)
+    if qual.startswith("torchvision.datasets."):
+        return torchvision_dataset(ev, qual)
     if qual.startswith("einops.") and qual[7:] in ("rearrange", "reduce", "repeat"):
         args = CallArgs(expr)
         x = ev.fact(args.pos[0]) if args.pos else UNKNOWN
@@ -101,8 +125,11 @@ def _torch_function(ev: Eval, name: str, expr: cst.Call) -> Optional[Fact]:
     first = ev.fact(args.pos[0])
     if first.kind not in (TENSOR, None):
         return None
+    if first.kind is None and first.elems is None and first.value is None and name not in ("where",):
+        first = first.with_(kind=TENSOR)  # torch functions take a tensor first: the argument is one
     if name in ELEMENTWISE_BINARY or name in SHAPE_KEEPING_UNARY or name in INPLACE_FILLING_METHODS \
             or name in REDUCTIONS or name in VALUES_INDICES_ALWAYS or name in MIN_MAX_PAIR_OPS \
+            or name in REDUCTION_PAIR_FUNCTIONS \
             or name in _FORWARDED_METHODS:
         return method_call(ev, first, name, expr, func_form=True, recv_expr=args.pos[0])
     return None
@@ -115,7 +142,9 @@ def _linalg(ev: Eval, name: str, expr: cst.Call) -> Optional[Fact]:
         if x.kind == TENSOR:
             return O.plain_tensor(x.shape, device=x.device, grad=grad_of(ev, [x], True),
                                   dtype_kind=x.dtype_kind)
-    if name in ("norm", "vector_norm", "matrix_norm"):
+    if name in ("norm", "vector_norm"):
+        return linalg_norm(ev, name, expr) or Fact(kind=TENSOR)
+    if name == "matrix_norm":
         return Fact(kind=TENSOR)
     return None
 
@@ -125,6 +154,10 @@ def _functional(ev: Eval, name: str, expr: cst.Call) -> Optional[Fact]:
     if not args.pos:
         return None
     x = ev.fact(args.pos[0])
+    known = name in SHAPE_KEEPING_UNARY or name in FUNCTIONAL_LOSSES or name in FUNCTIONAL_RANK_KEEPING \
+        or name in FUNCTIONAL_RANK_ADDING or name == "gumbel_softmax"
+    if x.kind is None and known and x.elems is None and x.value is None:
+        x = x.with_(kind=TENSOR)  # these functions take a tensor: the argument is one
     if x.kind not in (TENSOR,) and not (x.kind is None and x.perm is not None):
         return None
     if name in SHAPE_KEEPING_UNARY or name in ("normalize", "gumbel_softmax"):
@@ -132,17 +165,56 @@ def _functional(ev: Eval, name: str, expr: cst.Call) -> Optional[Fact]:
     if name == "linear":
         weight = args.get(1, "weight")
         w = ev.fact(weight) if weight is not None else UNKNOWN
-        shape = None
+        shape = _same_rank(x.shape)
         if x.shape is not None and x.shape.rank and w.shape is not None and w.shape.rank == 2:
             shape = Shape(x.shape.dims[:-1] + (w.shape.dims[0],))
+        elif x.shape is not None and x.shape.rank:
+            shape = Shape(x.shape.dims[:-1] + (None,))
         return O.plain_tensor(shape, device=x.device if w.device == x.device else None,
                               grad=grad_of(ev, [x, w], True), dtype_kind=x.dtype_kind)
     if name in FUNCTIONAL_LOSSES:
-        red = args.kw.get("reduction")
-        shape = Shape(()) if red is None else None
         ops = [ev.fact(a) for a in args.pos[:2]]
-        return O.plain_tensor(shape, device=x.device, grad=grad_of(ev, ops, True), dtype_kind=DtypeKind.FLOAT)
+        return O.plain_tensor(_loss_shape(ev, name, args), device=x.device, grad=grad_of(ev, ops, True),
+                              dtype_kind=DtypeKind.FLOAT)
+    if "return_indices" in args.kw:
+        return None  # a (values, indices) pair when true
+    if name in FUNCTIONAL_RANK_KEEPING:
+        shape = kept_shape(x.shape, FUNCTIONAL_KEPT_DIMS.get(name), name)
+        return input_order_layout(name, x, O.plain_tensor(shape, device=x.device, grad=grad_of(ev, [x], True),
+                                                          dtype_kind=x.dtype_kind).with_(layout=None, strides=None))
+    if name in FUNCTIONAL_RANK_ADDING and x.shape is not None and x.shape.rest_at is None:
+        shape = Shape(x.shape.dims + (None,))
+        return O.plain_tensor(shape, device=x.device, grad=grad_of(ev, [x], True) if name == "embedding" else NO_GRAD)
     return Fact(kind=TENSOR, device=x.device, grad=grad_of(ev, [x], True))
+
+
+#: losses with more tensor arguments than the prediction and the target (``weight``, a third
+#: input): how many positional arguments leave the default reduction in place
+_LOSS_POSITIONALS = {
+    "nll_loss": 3, "cross_entropy": 3, "binary_cross_entropy": 3, "binary_cross_entropy_with_logits": 3,
+    "triplet_margin_loss": 3, "margin_ranking_loss": 3, "cosine_embedding_loss": 3, "gaussian_nll_loss": 3,
+    "ctc_loss": 4, "triplet_margin_with_distance_loss": 3,
+}
+
+
+def _loss_shape(ev: Eval, name: str, args: CallArgs) -> Optional[Shape]:
+    """The shape of ``F.<loss>(...)``: 0-dim with the default reduction (or ``"mean"``/``"sum"``),
+    else unknown."""
+    if "reduce" in args.kw or "size_average" in args.kw or len(args.pos) > _LOSS_POSITIONALS.get(name, 2):
+        return None
+    red = args.kw.get("reduction")
+    if red is None or ev.fact(red).value in ("mean", "sum"):
+        return Shape(())
+    return None
+
+
+def _same_rank(shape: Optional[Shape]) -> Optional[Shape]:
+    """A shape of the same rank (or rank bound) as ``shape``, every size unknown."""
+    if shape is None:
+        return None
+    if shape.rest_at is None:
+        return Shape((None,) * len(shape.dims))
+    return Shape((None,) * len(shape.dims), rest_at=shape.rest_at)
 
 
 def _cat(ev: Eval, name: str, args: CallArgs) -> Fact:

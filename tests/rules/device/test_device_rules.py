@@ -95,11 +95,15 @@ def test_factory_without_device_through_a_named_mask():
 def test_factory_fix_adds_the_input_device():
     src = (
         "import torch\nimport torch.nn as nn\nclass M(nn.Module):\n    def forward(self, h):\n"
-        "        return torch.cat([h, torch.zeros(2, 3)], dim=0)\n"
+        "        return h + torch.zeros(2, 3)\n"
     )
     # unannotated, `h` may be a float at run time: the fix is unsafe (see test_fix_semantics.py)
     assert fix_text(src, [get_rule("SC403")]) == (src, 0)
     fixed, applied = fix_text(src, [get_rule("SC403")], unsafe_fixes=True)
+    assert applied == 1 and "torch.zeros(2, 3, device=h.device)" in fixed
+    # `torch.cat` takes tensors only: `h` is one, and the fix is safe
+    src = src.replace("h + torch.zeros(2, 3)", "torch.cat([h, torch.zeros(2, 3)], dim=0)")
+    fixed, applied = fix_text(src, [get_rule("SC403")])
     assert applied == 1 and "torch.zeros(2, 3, device=h.device)" in fixed
 
 

@@ -103,10 +103,23 @@ def test_sc101_unknown_shapes_attention_pattern():
         def merge(self, x, b, t):
             x = x.view(b, t, self.heads, self.dim)
             x = x.transpose(1, 2)
-            x = torch.softmax(x, dim=-1)
+            x = torch.exp(x)
             return x.view(b, t, -1)
     """
     assert codes("import torch\n" + textwrap.dedent(code), [SC101]) == [(8, "SC101")]
+
+
+def test_sc101_softmax_result_is_contiguous():
+    """softmax (like cumsum, masked_fill, tril) allocates a row-major result: the view is legal."""
+    code = """
+    class Attention:
+        def merge(self, x, b, t):
+            x = x.view(b, t, self.heads, self.dim)
+            x = x.transpose(1, 2)
+            x = torch.softmax(x, dim=-1)
+            return x.view(b, t, -1)
+    """
+    assert codes("import torch\n" + textwrap.dedent(code), [SC101]) == []
 
 
 def test_sc101_unknown_shapes_splits_are_legal():

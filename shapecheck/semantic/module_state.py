@@ -1,0 +1,544 @@
+"""Module state: where the file puts the instances of its ``nn.Module`` classes, and which
+tensors a class holds move with it.
+
+``module.to(device)``/``module.cuda()`` move what the module registered (parameters, buffers,
+submodules) and nothing else: a plain tensor attribute (``self.mask = torch.ones(n, n)`` in
+``__init__``) stays where it was made. Before the walk, :func:`scan_placements` reads the whole
+file for the moves of instances of its module classes (``Emb(10, 16).cuda()``, ``model =
+Net(); model.to(device)``, ``nn.DataParallel(Net()).cuda()``, and through a function of the file
+that moves the module it is given: :mod:`~shapecheck.semantic.module_moves`) with the device each
+names (a string, ``torch.device(...)``, a name bound to one in the same function or at module level).
+A class is *placed* on a device when an instance of it is moved there, when it is a submodule
+(``self.x = Block()`` in ``__init__``, also inside ``nn.Sequential``/``ModuleList``/``ModuleDict``)
+of a placed class, or a base of one. Its methods other than ``__init__`` (and those ``__init__``
+calls) then see ``self``, its parameters, buffers and submodules on that device, and its plain
+tensor attributes where ``__init__`` made them. A class with a method that moves ``self`` or
+that overrides ``to``/``cuda``/``_apply`` is never placed.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterator, Optional, Sequence
+
+import libcst as cst
+
+from shapecheck.semantic.eval.devices import device_string
+from shapecheck.semantic.facts import CPU, CUDA, MAYBE_CUDA, MODULE, MPS, NO_GRAD, TENSOR, Device, Fact
+from shapecheck.semantic.model import SemanticModel
+from shapecheck.semantic.module_moves import moves_through_calls
+from shapecheck.semantic.syntax import CallArgs, all_params, dotted_name, is_name, sub_blocks
+from shapecheck.semantic.torch_api import MODULE_DEVICE_METHODS, MODULE_METHODS_RETURNING_SELF
+
+#: wrappers whose first argument is the module they run (moving the wrapper moves it)
+_WRAPPERS = frozenset({
+    "torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.DistributedDataParallel",
+    "torch.compile",
+})
+#: containers that register the modules they are given
+_CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"})
+#: methods whose override changes what moving a module does
+_MOVE_OVERRIDES = frozenset({"to", "cuda", "cpu", "_apply"})
+#: how notes name a device
+_WORDS = {CUDA: "CUDA", MPS: "MPS", MAYBE_CUDA: "CUDA when it is available"}
+#: constructions that register what they hold with the module they are assigned to
+_REGISTERING = frozenset({
+    "torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer", "torch.nn.parameter.Buffer",
+    "torch.nn.UninitializedParameter", "torch.nn.UninitializedBuffer",
+})
+
+
+class _Scope:
+    """The statements of one function body (or of the module), without nested ``def``/``class``."""
+
+    def __init__(self, stmts: Sequence[cst.CSTNode], params: frozenset[str]) -> None:
+        self.params = params
+        self.assigned: dict[str, list[cst.BaseExpression]] = {}
+        self.smalls: list[cst.CSTNode] = []
+        for small in _smalls(stmts):
+            self.smalls.append(small)
+            if isinstance(small, cst.Assign):
+                for t in small.targets:
+                    if isinstance(t.target, cst.Name):
+                        self.assigned.setdefault(t.target.value, []).append(small.value)
+                    elif isinstance(t.target, (cst.Tuple, cst.List)):
+                        for e in t.target.elements:
+                            if isinstance(e.value, cst.Name):  # unpacked: an unknown value
+                                self.assigned.setdefault(e.value.value, []).append(cst.Name("None"))
+            elif isinstance(small, (cst.AnnAssign, cst.AugAssign)) and isinstance(small.target, cst.Name):
+                value = small.value if isinstance(small, cst.AnnAssign) else None
+                self.assigned.setdefault(small.target.value, []).append(value or cst.Name("None"))
+
+
+def _smalls(stmts: Sequence[cst.CSTNode]) -> Iterator[cst.CSTNode]:
+    """The small statements of ``stmts`` and of their nested blocks (not of nested defs)."""
+    for stmt in stmts:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            yield from stmt.body
+        elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        else:
+            if isinstance(stmt, cst.For) and isinstance(stmt.target, cst.Name):
+                yield cst.Assign(targets=[cst.AssignTarget(stmt.target)], value=cst.Name("None"))
+            for block in sub_blocks(stmt):
+                yield from _smalls(block)
+
+
+def _defs(stmts: Sequence[cst.CSTNode]) -> Iterator[cst.FunctionDef]:
+    """Every function defined in ``stmts``, nested ones included."""
+    for stmt in stmts:
+        if isinstance(stmt, cst.FunctionDef):
+            yield stmt
+            yield from _defs(stmt.body.body)
+        elif isinstance(stmt, cst.ClassDef):
+            yield from _defs(stmt.body.body)
+        elif not isinstance(stmt, cst.SimpleStatementLine):
+            for block in sub_blocks(stmt):
+                yield from _defs(block)
+
+
+class _Scan:
+    """The moves of the file's module classes (see :func:`scan_placements`)."""
+
+    def __init__(self, model: SemanticModel, module: cst.Module, text: str,
+                 classes: dict[str, cst.ClassDef]) -> None:
+        self.model = model
+        self.module = module
+        self.text = text
+        self.classes = classes
+        self.top = _Scope(module.body, frozenset())
+        self.wrappers = _WRAPPERS
+
+    def qual(self, expr: cst.BaseExpression) -> Optional[str]:
+        return self.model.imports.resolve(expr)
+
+    def instance_class(self, expr: cst.BaseExpression, scope: _Scope, depth: int = 0,
+                       seen: frozenset[str] = frozenset()) -> Optional[str]:
+        """The module class of this file that ``expr`` is an instance of (or wraps), if known
+        (``""`` for a name being resolved: ``model = model.to(d)`` keeps what ``model`` was)."""
+        if depth > 8:
+            return None
+        if isinstance(expr, cst.Call):
+            func = expr.func
+            if isinstance(func, cst.Name) and func.value in self.classes and func.value not in scope.assigned:
+                return func.value
+            if self.qual(func) in _WRAPPERS:
+                args = CallArgs(expr)
+                first = args.get(0, "module") or args.get(0, "model")
+                return self.instance_class(first, scope, depth + 1, seen) if first is not None else None
+            if isinstance(func, cst.Attribute) and func.attr.value in MODULE_METHODS_RETURNING_SELF:
+                return self.instance_class(func.value, scope, depth + 1, seen)
+            return None
+        if isinstance(expr, cst.Name):
+            if expr.value in seen:
+                return ""
+            values, where = self._values(expr.value, scope)
+            found = {self.instance_class(v, where, depth + 1, seen | {expr.value}) for v in values} - {""}
+            return found.pop() if len(found) == 1 else None
+        return None
+
+    def _values(self, name: str, scope: _Scope) -> tuple[list[cst.BaseExpression], _Scope]:
+        """What ``name`` is assigned in ``scope`` (or at module level when the scope does not
+        bind it), and the scope of those assignments."""
+        if name in scope.params:
+            return [], scope
+        if name in scope.assigned or scope is self.top:
+            return scope.assigned.get(name, []), scope
+        return self.top.assigned.get(name, []), self.top
+
+    def device(self, expr: cst.BaseExpression, scope: _Scope, depth: int = 0) -> Optional[Device]:
+        """The device ``expr`` names, when every value it may hold names the same one."""
+        if depth > 8:
+            return None
+        if isinstance(expr, cst.Name):
+            values, where = self._values(expr.value, scope)
+            return _either([self.device(v, where, depth + 1) for v in values])
+        if isinstance(expr, cst.IfExp):
+            return _either([self.device(expr.body, scope, depth + 1), self.device(expr.orelse, scope, depth + 1)])
+        if isinstance(expr, cst.SimpleString):
+            value = expr.evaluated_value
+            return device_string(value) if isinstance(value, str) else None
+        if isinstance(expr, cst.FormattedString):  # f"cuda:{rank}"
+            head = expr.parts[0] if expr.parts else None
+            return CUDA if isinstance(head, cst.FormattedStringText) and head.value.startswith("cuda") else None
+        if isinstance(expr, cst.Call):
+            qual = self.qual(expr.func)
+            if qual == "torch.accelerator.current_accelerator":
+                return MAYBE_CUDA
+            kind = CallArgs(expr).get(0, "type")
+            if qual == "torch.device" and kind is not None:
+                return self.device(kind, scope, depth + 1)
+        return None
+
+    def move_device(self, call: cst.Call, method: str, scope: _Scope) -> Optional[Device]:
+        """Where ``module.<method>(...)`` puts the module (``None`` when unknown or no move)."""
+        if method == "cuda":
+            return CUDA
+        if method == "cpu":
+            return CPU
+        args = CallArgs(call)
+        target = args.kw.get("device")
+        if target is None and method == "to" and args.pos:
+            target = args.pos[0]
+        return self.device(target, scope) if target is not None else None
+
+    def moves(self, scope: _Scope) -> Iterator[tuple[str, Device, cst.Call]]:
+        """``(class, device, call)`` for each move of an instance of a module class in ``scope``."""
+        for small in scope.smalls:
+            value = getattr(small, "value", None)
+            while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+                method = value.func.attr.value
+                receiver = value.func.value
+                if method in MODULE_DEVICE_METHODS:
+                    cls = self.instance_class(receiver, scope)
+                    dev = self.move_device(value, method, scope) if cls is not None else None
+                    if cls is not None and dev is not None:
+                        yield cls, dev, value
+                value = receiver
+
+    def children(self, class_def: cst.ClassDef) -> set[str]:
+        """The module classes of this file that ``__init__`` of ``class_def`` makes submodules."""
+        init = _method(class_def, "__init__")
+        if init is None:
+            return set()
+        found: set[str] = set()
+        for small in _smalls(init.body.body):
+            if isinstance(small, cst.Assign) and any(
+                    (dotted_name(t.target) or "").startswith("self.") for t in small.targets):
+                self._held(small.value, found, 0)
+        return found
+
+    def _held(self, expr: cst.BaseExpression, found: set[str], depth: int, contained: bool = False) -> None:
+        """The module classes ``expr`` registers when assigned to ``self.x`` (a plain list does
+        not register what it holds; an ``nn.ModuleList`` does)."""
+        if depth > 6:
+            return
+        if isinstance(expr, cst.Call):
+            if isinstance(expr.func, cst.Name) and expr.func.value in self.classes:
+                found.add(expr.func.value)
+            elif self.qual(expr.func) in _CONTAINERS or (contained and is_name(expr.func, "dict")):
+                for arg in expr.args:
+                    self._held(arg.value, found, depth + 1, True)
+        elif not contained:
+            return
+        elif isinstance(expr, (cst.List, cst.Tuple)):
+            for el in expr.elements:
+                self._held(el.value, found, depth + 1, True)
+        elif isinstance(expr, (cst.ListComp, cst.GeneratorExp)):
+            self._held(expr.elt, found, depth + 1, True)
+        elif isinstance(expr, cst.Dict):
+            for item in expr.elements:
+                if isinstance(item, cst.DictElement):
+                    self._held(item.value, found, depth + 1, True)
+        elif isinstance(expr, cst.DictComp):
+            self._held(expr.value, found, depth + 1, True)
+
+    def where(self, call: cst.Call) -> str:
+        """`` at line N`` for a move whose code occurs once in the file, else the code itself."""
+        code = self.module.code_for_node(call)
+        at = self.text.find(code)
+        if at >= 0 and self.text.find(code, at + 1) < 0:
+            return f" at line {self.text.count(chr(10), 0, at) + 1}"
+        return f" (`{code}`)"
+
+
+def _either(devices: list[Optional[Device]]) -> Optional[Device]:
+    """The device a value that is one of ``devices`` names: the same on every path, or
+    ``maybe-cuda`` for CUDA (or maybe-cuda) on some paths and the CPU on the others."""
+    found = set(devices)
+    if not found or None in found:
+        return None
+    if len(found) == 1:
+        return found.pop()
+    return MAYBE_CUDA if found in ({CPU, CUDA}, {CPU, MAYBE_CUDA}, {CPU, CUDA, MAYBE_CUDA}) else None
+
+
+def _method(class_def: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:
+    for stmt in class_def.body.body:
+        if isinstance(stmt, cst.FunctionDef) and stmt.name.value == name:
+            return stmt
+    return None
+
+
+def _self_calls(function: cst.FunctionDef, called_only: bool = True) -> set[str]:
+    """The methods ``function`` calls on ``self`` (``self.reset()``); with ``called_only``
+    false, every ``self.x`` it reads (``self.apply(self._init_weights)`` runs ``_init_weights``)."""
+    found: set[str] = set()
+
+    class Calls(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            func = node.func
+            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+                found.add(func.attr.value)
+
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            if not called_only and isinstance(node.value, cst.Name) and node.value.value == "self":
+                found.add(node.attr.value)
+
+    function.body.visit(Calls())
+    return found
+
+
+def _moves_itself(class_def: cst.ClassDef) -> bool:
+    """A method of the class moves ``self`` or overrides how the module moves."""
+    for stmt in class_def.body.body:
+        if not isinstance(stmt, cst.FunctionDef):
+            continue
+        if stmt.name.value in _MOVE_OVERRIDES:
+            return True
+        if _self_calls(stmt) & MODULE_DEVICE_METHODS:
+            return True
+    return False
+
+
+def scan_placements(model: SemanticModel, module: cst.Module, text: str) -> None:
+    """Fill ``model.placements`` (the device each placed class is moved to, with a note for
+    messages), ``model.init_methods`` (the methods ``__init__`` of a placed class runs) and
+    ``model.external_attrs`` (attributes the file assigns on objects other than ``self``)."""
+    from shapecheck.semantic.eval.nn_modules import is_module_class  # evaluator modules import this one
+
+    top_defs = list(_defs(module.body))
+    external: set[str] = set()
+    scopes = [_Scope(module.body, frozenset())] + [
+        _Scope(d.body.body, frozenset(p.name.value for p in all_params(d.params))) for d in top_defs]
+    for scope in scopes:
+        for small in scope.smalls:
+            targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else \
+                [small.target] if isinstance(small, (cst.AnnAssign, cst.AugAssign)) else []
+            for t in targets:
+                if isinstance(t, cst.Attribute) and not (isinstance(t.value, cst.Name) and t.value.value == "self"):
+                    external.add(t.attr.value)
+    model.external_attrs = external if "setattr(" not in text else None
+    model.custom_collate = "collate_fn" in text
+    model.custom_transform = "Lambda(" in text
+    if ".cuda(" not in text and ".to(" not in text:
+        return
+    saved = model.classes
+    model.classes = dict(saved)
+    classes: dict[str, cst.ClassDef] = {}
+    try:
+        for stmt in module.body:
+            if isinstance(stmt, cst.ClassDef):
+                verdict = is_module_class(model, stmt)
+                model.classes[stmt.name.value] = verdict
+                if verdict:
+                    classes[stmt.name.value] = stmt
+    finally:
+        model.classes = saved
+    if not classes:
+        return
+    scan = _Scan(model, module, text, classes)
+    scan.top = scopes[0]
+    direct: dict[str, tuple[Device, cst.Call, str]] = {}
+    rank = {CUDA: 0, MPS: 1, MAYBE_CUDA: 2}
+    found = [(cls, dev, call, "") for scope in scopes for cls, dev, call in scan.moves(scope)]
+    for cls, dev, call, how in found + list(moves_through_calls(scan, module, scopes, _Scope)):
+        if dev in rank and (cls not in direct or rank[dev] < rank[direct[cls][0]]):
+            direct[cls] = (dev, call, how)
+    if not direct:
+        return
+    fixed = {name for name, c in classes.items() if _moves_itself(c)}
+    placements: dict[str, tuple[Device, str]] = {}
+    # (class, device, how it relates to the moved class, the moved class, where it is moved)
+    work: list[tuple[str, Device, str, str, str]] = []
+    for cls, (dev, call, how) in direct.items():
+        work.append((cls, dev, "", cls, f"moved to {_WORDS[dev]}{scan.where(call)}{how}"))
+    while work:
+        cls, dev, relation, root, moved = work.pop(0)
+        if cls in placements or cls in fixed:
+            continue
+        placements[cls] = (dev, f"`{cls}` is {moved}" if not relation else f"`{cls}` is {relation} `{root}`, {moved}")
+        class_def = classes[cls]
+        for child in scan.children(class_def):
+            work.append((child, dev, "a submodule of", root, moved))
+        for base in class_def.bases:
+            if isinstance(base.value, cst.Name) and base.value.value in classes:
+                work.append((base.value.value, dev, f"a base class of `{cls}`, part of" if relation else
+                             "a base class of", root, moved))
+    model.placements = placements
+    for cls in placements:
+        init = _method(classes[cls], "__init__")
+        called = _self_calls(init, called_only=False) if init is not None else set()
+        methods = {s.name.value: s for s in classes[cls].body.body if isinstance(s, cst.FunctionDef)}
+        todo = list(called)
+        while todo:
+            name = todo.pop()
+            if name in methods:
+                for more in _self_calls(methods[name], called_only=False) - called:
+                    called.add(more)
+                    todo.append(more)
+        model.init_methods[cls] = called | {"__init__"}
+
+
+# ------------------------------------------------------------------ what a class holds
+def registered(model: SemanticModel, fact: Callable[[cst.CSTNode], Fact],
+               call: cst.Call) -> Optional[tuple[str, Fact]]:
+    """For ``self.register_buffer("name", value)`` (or ``register_parameter``) in a method of a
+    module class: ``("self.name", the tensor's fact)``, recorded as state that moves with the
+    module; else ``None``."""
+    func = call.func
+    if not isinstance(func, cst.Attribute) or func.attr.value not in ("register_buffer", "register_parameter"):
+        return None
+    if not (isinstance(func.value, cst.Name) and func.value.value == "self") or model.class_def is None:
+        return None
+    args = CallArgs(call)
+    name, value = args.get(0, "name"), args.get(1, "tensor" if func.attr.value == "register_buffer" else "param")
+    if not isinstance(name, cst.SimpleString) or value is None:
+        return None
+    attr = name.evaluated_value
+    if not isinstance(attr, str) or not attr.isidentifier():
+        return None
+    f = fact(value)
+    if f.kind != TENSOR:
+        return None
+    model.class_registered.setdefault(model.class_def.name.value, set()).add("self." + attr)
+    return "self." + attr, f.with_(reduction=None)
+
+
+def held_tensors(model: SemanticModel, fact: Callable[[cst.CSTNode], Fact], class_def: cst.ClassDef,
+                 env: dict[str, Fact], rebound: frozenset[str] | set[str]) -> dict[str, Fact]:
+    """What ``__init__`` of ``class_def`` leaves in ``self`` beyond its parameters and
+    submodules: registered buffers (they move with the module: no device), plain tensor
+    attributes made on the CPU (they stay there: recorded in ``model.class_fixed``), and the
+    members of an ``nn.ModuleDict`` built from a ``dict(...)`` or a dict display
+    (``self.transformer.wte``), which ``fact`` evaluates."""
+    from shapecheck.semantic.scopes import exported, without_symbols
+
+    name = class_def.name.value
+    out: dict[str, Fact] = _members(model, fact, class_def, rebound)
+    moving = set(model.class_registered.get(name, ()))
+    init = _method(class_def, "__init__")
+    plain: dict[str, bool] = {}
+    if init is not None:
+        made_registering: set[str] = set()
+        for small in _smalls(init.body.body):
+            slot = _registered_name(small)
+            if slot is not None:  # `register_buffer("x", None)`: a later `self.x = t` fills the slot
+                moving.add(slot)
+            if not isinstance(small, cst.Assign):
+                continue
+            value = small.value
+            registering = isinstance(value, cst.Call) and model.imports.resolve(value.func) in _REGISTERING
+            registering = registering or (isinstance(value, cst.Name) and value.value in made_registering)
+            for t in small.targets:
+                if isinstance(t.target, cst.Name) and registering:
+                    made_registering.add(t.target.value)
+                key = dotted_name(t.target)
+                if key is None or not key.startswith("self.") or key.count(".") != 1:
+                    continue
+                if registering:
+                    moving.add(key)
+                plain[key] = plain.get(key, True) and not registering
+    for key in moving:
+        f = env.get(key)
+        if f is not None and f.kind == TENSOR and key not in rebound:
+            out[key] = exported(f)
+    model.class_moving.setdefault(name, set()).update(moving)
+    external = model.external_attrs
+    if external is None:
+        return out
+    stay: dict[str, Fact] = {}
+    for key, is_plain in plain.items():
+        f = env.get(key)
+        if not is_plain or key in moving or key in rebound or key[5:] in external or f is None:
+            continue
+        if f.kind == TENSOR and f.device == CPU and f.grad == NO_GRAD:
+            stay[key] = without_symbols(f).with_(reduction=None)
+    if stay and not _moves_itself(class_def):
+        out.update(stay)
+        model.class_fixed.setdefault(name, set()).update(stay)
+    return out
+
+
+def _registered_name(small: cst.CSTNode) -> Optional[str]:
+    """``self.x`` for a statement ``self.register_buffer("x", ...)`` (or ``register_parameter``)."""
+    call = getattr(small, "value", None) if isinstance(small, cst.Expr) else None
+    if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute) \
+            or call.func.attr.value not in ("register_buffer", "register_parameter") \
+            or not is_name(call.func.value, "self"):
+        return None
+    name = CallArgs(call).get(0, "name")
+    value = name.evaluated_value if isinstance(name, cst.SimpleString) else None
+    return "self." + value if isinstance(value, str) and value.isidentifier() else None
+
+
+def _members(model: SemanticModel, fact: Callable[[cst.CSTNode], Fact], class_def: cst.ClassDef,
+             rebound: frozenset[str] | set[str]) -> dict[str, Fact]:
+    """``self.d.k`` for the modules of ``self.d = nn.ModuleDict(dict(k=...))`` in ``__init__``."""
+    from shapecheck.semantic.scopes import exported
+
+    init = _method(class_def, "__init__")
+    out: dict[str, Fact] = {}
+    if init is None:
+        return out
+    for small in _smalls(init.body.body):
+        if not isinstance(small, cst.Assign) or len(small.targets) != 1 or not isinstance(small.value, cst.Call):
+            continue
+        key = dotted_name(small.targets[0].target)
+        args = small.value.args
+        if key is None or not key.startswith("self.") or key.count(".") != 1 or key in rebound or len(args) != 1 \
+                or model.imports.resolve(small.value.func) != "torch.nn.ModuleDict":
+            continue
+        inner = args[0].value
+        items: list[tuple[str, cst.BaseExpression]] = []
+        if isinstance(inner, cst.Call) and is_name(inner.func, "dict"):
+            items = [(a.keyword.value, a.value) for a in inner.args if a.keyword is not None]
+        elif isinstance(inner, cst.Dict):
+            items = [(el.key.evaluated_value, el.value) for el in inner.elements
+                     if isinstance(el, cst.DictElement) and isinstance(el.key, cst.SimpleString)
+                     and isinstance(el.key.evaluated_value, str)]
+        for member, value in items:
+            f = fact(value)
+            if member.isidentifier() and f.kind == MODULE:
+                out[f"{key}.{member}"] = exported(f)
+    return out
+
+
+def inherit_state(model: SemanticModel, name: str, base: str) -> None:
+    """Class ``name`` starts with the moving and plain tensors of its base class ``base``."""
+    for table in (model.class_moving, model.class_fixed, model.class_registered):
+        if base in table:
+            table.setdefault(name, set()).update(table[base])
+
+
+# ------------------------------------------------------------------ what a method sees
+def _placement(model: SemanticModel, class_name: str, function: cst.FunctionDef) -> Optional[tuple[Device, str]]:
+    """Where the instance is when ``function`` (a method of ``class_name``) runs, if placed."""
+    placed = model.placements.get(class_name)
+    if placed is None or function.name.value in model.init_methods.get(class_name, ()):
+        return None
+    return placed
+
+
+def method_attrs(model: SemanticModel, class_name: str, function: cst.FunctionDef) -> dict[str, Fact]:
+    """The ``self.x`` facts a method starts with: what ``__init__`` exported, with the
+    parameters, buffers and submodules on the device the class is placed on."""
+    from shapecheck.semantic.eval.nn_modules import module_holds
+
+    attrs = model.class_attrs.get(class_name, {})
+    placed = _placement(model, class_name, function)
+    if placed is None:
+        return attrs
+    device, note = placed
+    moving = model.class_moving.get(class_name, set())
+    out: dict[str, Fact] = {}
+    for key, f in attrs.items():
+        if (f.kind == TENSOR and key in moving) or (f.kind == MODULE and module_holds(f)):
+            f = f.with_(device=device, placed_by=note)
+        out[key] = f
+    return out
+
+
+def self_fact(model: SemanticModel, class_name: str, function: cst.FunctionDef) -> Fact:
+    """The fact of ``self`` in a method of ``class_name``, a module class of this file."""
+    placed = _placement(model, class_name, function)
+    if placed is None:
+        return Fact(kind=MODULE, qual=class_name)
+    from shapecheck.semantic.eval.nn_modules import module_holds
+
+    attrs = model.class_attrs.get(class_name, {})
+    moving = model.class_moving.get(class_name, set())
+    holds = any((f.kind == TENSOR and key in moving) or (f.kind == MODULE and module_holds(f))
+                for key, f in attrs.items())
+    if not holds:
+        return Fact(kind=MODULE, qual=class_name)
+    return Fact(kind=MODULE, qual=class_name, device=placed[0], placed_by=placed[1])
