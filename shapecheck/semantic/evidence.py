@@ -29,7 +29,7 @@ from typing import Callable, Iterable, Optional, Union
 
 import libcst as cst
 
-from shapecheck.semantic.facts import TENSOR, Fact
+from shapecheck.semantic.facts import NON_LEAF, TENSOR, Fact
 from shapecheck.semantic.syntax import CallArgs, dotted_name, int_literal, sizes_of
 from shapecheck.semantic.torch_api import (
     DIM_PERMUTING_METHODS, ELEMENTWISE_BINARY, FUNCTIONAL_LOSSES, FUNCTIONAL_RANK_ADDING, FUNCTIONAL_RANK_KEEPING,
@@ -49,7 +49,9 @@ class Evidence:
     """What the uses of one binding say: ``tensor`` (some use only a tensor allows), the rank
     bounds (``exact``; ``front``: at least that many dims, counted from the first;
     ``back``: at least that many, counted from the last), ``conflict`` (rank uses disagree),
-    ``poisoned`` (a use that a non-tensor would explain: ``is None``, ``isinstance``, numpy)."""
+    ``poisoned`` (a use that a non-tensor would explain: ``is None``, ``isinstance``, numpy),
+    ``differentiated`` (``backward()`` runs on it: a correct program gives it a gradient, so it
+    requires grad)."""
 
     tensor: bool = False
     exact: Optional[int] = None
@@ -57,6 +59,7 @@ class Evidence:
     back: int = 0
     conflict: bool = False
     poisoned: bool = False
+    differentiated: bool = False
 
     def __add__(self, other: "Evidence") -> "Evidence":
         exact = self.exact
@@ -66,7 +69,8 @@ class Evidence:
                 conflict = True
             exact = other.exact
         return Evidence(self.tensor or other.tensor, exact, max(self.front, other.front),
-                        max(self.back, other.back), conflict, self.poisoned or other.poisoned)
+                        max(self.back, other.back), conflict, self.poisoned or other.poisoned,
+                        self.differentiated or other.differentiated)
 
     def shape(self) -> Optional[Shape]:
         """The rank bound as a :class:`Shape` of unknown dims, or ``None`` when there is none."""
@@ -84,6 +88,7 @@ class Evidence:
 
 TENSOR_USE = Evidence(tensor=True)
 POISON = Evidence(poisoned=True)
+BACKWARD_USE = Evidence(tensor=True, differentiated=True)
 
 
 def refine(current: Fact, evidence: Optional[Evidence]) -> Fact:
@@ -103,6 +108,8 @@ def refine(current: Fact, evidence: Optional[Evidence]) -> Fact:
     bound = evidence.shape()
     if bound is not None and (out.shape is None or _looser(out.shape, bound)):
         out = out.with_(shape=bound)
+    if evidence.differentiated and out.grad is None:
+        out = out.with_(grad=NON_LEAF)  # backward() on a tensor that needs no grad raises
     return out
 
 
@@ -157,7 +164,7 @@ def method_use(name: str, call: cst.Call) -> Evidence:
     if name == "dim" and not args.pos and not args.kw:
         return ev + TENSOR_USE
     if name == "backward" and not args.pos:
-        return ev + TENSOR_USE
+        return ev + BACKWARD_USE
     if name == "view" and not args.kw and not args.starred and args.pos:
         # numpy's view takes a dtype and a type: three sizes, or an int, are a tensor's view
         if len(args.pos) >= 3 or any(_is_int_like(a) for a in args.pos):

@@ -124,10 +124,21 @@ def test_comparison_of_the_prediction_in_an_if_is_sc601_with_its_condition():
     assert [(c, line, cond) for c, line, _m, cond in found] == [("SC601", 12, "`output > 0.5` has one element")]
 
 
-def test_loss_backward_numpy_and_item_stay_silent():
-    # loss is 0-dim; loss.numpy() needs loss's grad, unknown here
+def test_loss_backward_and_item_stay_silent_and_numpy_is_sc309():
+    # loss is 0-dim; backward() on it says it requires grad, so loss.numpy() raises
     body = "loss.backward()\n        x = loss.numpy()\n        v = loss.item()\n        if loss > 1:\n            pass"
-    assert lint(TRAIN.replace("{line}", body), "SC304", "SC309", "SC601", "SC602") == []
+    found = lint(TRAIN.replace("{line}", body), "SC304", "SC309", "SC601", "SC602")
+    assert [(c, line) for c, line, _m, _c in found] == [("SC309", 13)]
+    assert lint(TRAIN.replace("{line}", "x = loss.numpy()"), "SC309") == []  # grad unknown: silent
+
+
+def test_backward_is_evidence_that_a_value_requires_grad():
+    code = "def f(out):\n    print(out.numpy())\n    out.backward()\n"
+    assert [(c, line) for c, line, _m, _c in lint(code, "SC309")] == [("SC309", 2)]
+    code = "def f(out):\n    print(out.detach().numpy())\n    out.backward()\n"
+    assert lint(code, "SC309") == []
+    code = "def f(out, g):\n    print(out.numpy())\n    out.backward(g)\n"  # maybe a wrapper's backward
+    assert lint(code, "SC309") == []
 
 
 def test_item_on_the_prediction_is_sc602_with_its_condition():
