@@ -31,6 +31,7 @@ import libcst as cst
 
 from shapecheck.semantic.facts import NON_LEAF, TENSOR, Fact
 from shapecheck.semantic.syntax import CallArgs, dotted_name, int_literal, sizes_of
+from shapecheck.semantic.walk import is_node_type
 from shapecheck.semantic.torch_api import (
     DIM_PERMUTING_METHODS, ELEMENTWISE_BINARY, FUNCTIONAL_LOSSES, FUNCTIONAL_RANK_ADDING, FUNCTIONAL_RANK_KEEPING,
     INPLACE_RESHAPING_METHODS, MATRIX_PRODUCTS, REDUCTIONS, SHAPE_KEEPING_UNARY, TENSOR_EVIDENCE_METHODS,
@@ -513,15 +514,6 @@ _FIELDS: dict[type, tuple[str, ...]] = {}
 _SCOPED = frozenset({cst.Lambda, cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp})
 #: expressions without child expressions
 _LEAVES = frozenset({cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.Ellipsis})
-_NODE_TYPES: dict[type, bool] = {}
-
-
-def _is_node(tp: type) -> bool:
-    """``issubclass(tp, cst.CSTNode)``, cached (libcst's classes are abstract: the check is slow)."""
-    known = _NODE_TYPES.get(tp)
-    if known is None:
-        known = _NODE_TYPES[tp] = issubclass(tp, cst.CSTNode)
-    return known
 
 
 def _children(node: cst.CSTNode) -> Iterable[cst.CSTNode]:
@@ -536,9 +528,9 @@ def _children(node: cst.CSTNode) -> Iterable[cst.CSTNode]:
         tp = type(value)
         if tp is tuple or tp is list:
             for v in value:
-                if _is_node(type(v)):
+                if is_node_type(type(v)):
                     yield v
-        elif _is_node(tp):
+        elif is_node_type(tp):
             yield value
 
 

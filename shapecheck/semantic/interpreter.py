@@ -91,6 +91,7 @@ from shapecheck.semantic.module_state import (
 from shapecheck.semantic.prescan import prescan_module, read_file_flags, scan_statements
 from shapecheck.semantic.scopes import Env, exportable, exported, global_view, merge
 from shapecheck.semantic.syntax import all_params, target_names
+from shapecheck.semantic.walk import is_node_type
 
 __all__ = ["Interpreter", "NodeObserver", "annotation_fact"]
 
@@ -147,15 +148,6 @@ def _child_fields(tp: type) -> tuple[str, ...]:
     return fields
 
 
-_NODE_TYPES: dict[type, bool] = {}
-
-
-def _is_node_type(tp: type) -> bool:
-    """``issubclass(tp, cst.CSTNode)``, cached: CSTNode is an ABC, and its checks are slow."""
-    known = _NODE_TYPES.get(tp)
-    if known is None:
-        known = _NODE_TYPES[tp] = issubclass(tp, cst.CSTNode)
-    return known
 
 
 #: node types without child expressions
@@ -248,9 +240,9 @@ class Interpreter:
             if vtp is tuple or vtp is list:
                 for child in value:
                     ctp = type(child)
-                    if ctp not in leaves and _is_node_type(ctp):
+                    if ctp not in leaves and is_node_type(ctp):
                         self._walk(child)
-            elif vtp not in leaves and _is_node_type(vtp):
+            elif vtp not in leaves and is_node_type(vtp):
                 self._walk(value)
         if masked is not None:
             env = self.model.env

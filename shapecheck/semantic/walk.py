@@ -6,6 +6,16 @@ from typing import Any, Callable, Iterable, Iterator
 
 import libcst as cst
 
+_NODE_TYPES: dict[type, bool] = {}
+
+
+def is_node_type(tp: type) -> bool:
+    """``issubclass(tp, cst.CSTNode)``, cached: CSTNode is an ABC, and its checks are slow."""
+    known = _NODE_TYPES.get(tp)
+    if known is None:
+        known = _NODE_TYPES[tp] = issubclass(tp, cst.CSTNode)
+    return known
+
 
 def _elements(node) -> list:
     return [e.value for e in node.elements]
