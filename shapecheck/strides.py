@@ -184,6 +184,19 @@ def view_possible_by_perm(perm: Sequence[int], sizes: Sequence, new_rank: int) -
     return legal >= need
 
 
+def sliced_perm(perm: Sequence[int], positions: Sequence[int], sliced: Sequence[int]) -> list[int]:
+    """``perm`` after slicing the dims at memory ``positions`` ``sliced`` (``positions``: those of
+    the tensor before indexing): a cut dim no longer fills the stride of the dim laid out just
+    outside it, so a gap (a dim of the base that indexing removed) opens there; cutting the
+    outermost dim opens none."""
+    out = list(perm)
+    outermost = min(positions, default=0)
+    for p in sorted(set(sliced), reverse=True):
+        if p != outermost:
+            out = [q + 1 if q >= p else q for q in out]
+    return out
+
+
 def is_identity(perm: Sequence[int]) -> bool:
     """True when no dim moved (size-one dims aside)."""
     last = -1
@@ -326,6 +339,20 @@ def generic_view(sizes: Sequence[Dim], perm: Optional[Sequence[int]], target: Se
         return verdict
     big = sum(1 for m in tmono if m != (1, ()))
     return False if len(chunks) > big else None
+
+
+def generic_view_bounded(sizes: Sequence[Dim], perm: Sequence[int], target: Sequence[Dim],
+                         ones: frozenset = frozenset()) -> Optional[bool]:
+    """:func:`generic_view` for a tensor of at least ``len(sizes)`` dims whose further dims (if
+    any) lie innermost and in order (a plain tensor's trailing dims): ``False`` only when the
+    view raises both without them and with them, which as one run of dims laid out back to back
+    behave as one more dim; ``True`` when it works in both cases; else ``None``."""
+    without = generic_view(sizes, perm, target, ones)
+    if without is None:
+        return None
+    top = max((p for p in perm if p >= 0), default=-1) + 1
+    with_rest = generic_view([*sizes, None], [*perm, top], target, ones)
+    return without if with_rest == without else None
 
 
 def _expand_quotients(mono: list[Monomial], tmono: list[Optional[Monomial]]

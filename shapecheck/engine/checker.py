@@ -14,6 +14,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import libcst as cst
 
+from shapecheck.engine.contexts import context_findings, merge_context_findings
 from shapecheck.rules.api import Context
 from shapecheck.rules.base import Finding, Fix, Rule
 from shapecheck.semantic.backward_saves import SaveRecord
@@ -22,7 +23,8 @@ from shapecheck.semantic.facts import TENSOR
 from shapecheck.semantic.interpreter import Interpreter
 from shapecheck.semantic.model import SemanticModel
 from shapecheck.semantic import callee_analysis  # noqa: F401  # registers the re-analysis of callees
-from shapecheck.semantic.summaries import Definitions, Effects, ForeignModule, call_effects
+from shapecheck.semantic.read_only_params import read_only_parameters
+from shapecheck.semantic.summaries import Definitions, Effects, ForeignModule, call_effects, parameter_of, resolve_call
 
 __all__ = ["Checker", "RuleContext", "analyze"]
 
@@ -112,6 +114,8 @@ class RuleContext:
         self._scopes = checker.model.scopes
         self._interpreter = checker.interpreter
         evaluator = checker.evaluator
+        #: id of a FunctionDef -> the parameters it only reads
+        self._read_only: dict[int, frozenset[str]] = {}
         self.module = checker.module
         self.text = checker.text
         self.imports = checker.model.imports
@@ -156,6 +160,19 @@ class RuleContext:
     def call_effects(self, call: cst.Call) -> Optional[Effects]:
         """What the callee of ``call`` does to gradients, when it is known."""
         return call_effects(self._model, call)
+
+    def only_reads(self, call: cst.Call, arg: cst.BaseExpression) -> bool:
+        """The callee of ``call`` only reads the parameter ``arg`` is passed to."""
+        callee = resolve_call(self._model, call)
+        if callee is None:
+            return False
+        param = parameter_of(callee, call, arg)
+        if param is None:
+            return False
+        found = self._read_only.get(id(callee.node))
+        if found is None:
+            found = self._read_only[id(callee.node)] = read_only_parameters(callee.node, self.imports.resolve)
+        return param in found
 
     @property
     def function(self) -> Optional[cst.FunctionDef]:
@@ -230,4 +247,7 @@ def analyze(module: cst.Module, rules: Sequence[Any], text: Optional[str] = None
     if imported:
         checker.model.callees = Definitions(imported=dict(imported))
     checker.run()
+    extra = context_findings(checker, rules)
+    if extra:
+        checker.findings.extend(merge_context_findings(module, checker.findings, extra))
     return checker

@@ -177,3 +177,10 @@ class Context(Protocol):
         ``call`` runs does to gradients (clears them, runs ``backward()``), through the helpers
         it calls; ``None`` when the callee is not known."""
         ...
+
+    def only_reads(self, call: cst.Call, arg: cst.BaseExpression) -> bool:
+        """``call`` runs a function or method of this file (or of another file of the run) that
+        only reads the parameter ``arg`` (an argument expression of ``call``) is passed to: it
+        never changes it in place, rebinds it or hands it on (see
+        :mod:`~shapecheck.semantic.read_only_params`)."""
+        ...

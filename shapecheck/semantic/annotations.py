@@ -25,7 +25,7 @@ def annotation_fact(annotation: Optional[cst.BaseExpression], imports) -> Option
     from shapecheck.errors import ShapeCheckError
     from shapecheck.shapes import dims_to_shape, parse_dims
 
-    if not isinstance(annotation, cst.Subscript):
+    if type(annotation) is not cst.Subscript:
         if annotation is not None and imports.resolve(annotation) in ("torch.Tensor", "torch.nn.Parameter"):
             return Fact(kind=TENSOR)
         return None
@@ -38,7 +38,7 @@ def annotation_fact(annotation: Optional[cst.BaseExpression], imports) -> Option
     if name not in _JAX_DTYPES:
         return None
     spec = annotation.slice[1].slice
-    if not isinstance(spec, cst.Index) or not isinstance(spec.value, cst.SimpleString):
+    if type(spec) is not cst.Index or type(spec.value) is not cst.SimpleString:
         return None
     try:
         text = spec.value.evaluated_value

@@ -264,7 +264,7 @@ def record_saves(state: BackwardSaves, expr: cst.BaseExpression, result: Optiona
 
 def _is_element(expr: cst.BaseExpression, node: cst.CSTNode) -> bool:
     """``node`` is an element of the list or tuple display (or list comprehension) ``expr``."""
-    if isinstance(expr, cst.ListComp):
+    if type(expr) is cst.ListComp:
         return expr.elt is node
     return isinstance(expr, (cst.List, cst.Tuple)) and any(e.value is node for e in expr.elements)
 
@@ -309,10 +309,10 @@ class SavesTracker:
                     target = written_base(target)  # `h[0].add_(1)` writes `h`; `hs[-1].mul_(0)` what `hs` holds
                 self._changed(state, target, call, grad_enabled)
             func = call.func
-            if isinstance(func, cst.Attribute) and func.attr.value == "append" and len(call.args) == 1 \
+            if type(func) is cst.Attribute and func.attr.value == "append" and len(call.args) == 1 \
                     and state.shared.records:
                 self._appended(state, func.value, call.args[0].value, grad_enabled)
-            if isinstance(func, cst.Attribute) and func.attr.value == "backward" \
+            if type(func) is cst.Attribute and func.attr.value == "backward" \
                     and torch_name(self.resolve, func) is None and not retains_graph(call):
                 dotted = dotted_name(func.value)
                 if dotted is not None:
@@ -336,12 +336,12 @@ class SavesTracker:
     def _basic_index(self, expr: cst.BaseExpression) -> bool:
         """``expr`` is a subscript by ints and slices only: a view of a tensor (an index tensor
         would make a copy), or an element of a list."""
-        if not isinstance(expr, cst.Subscript):
+        if type(expr) is not cst.Subscript:
             return False
-        while isinstance(expr, cst.Subscript):
+        while type(expr) is cst.Subscript:
             for element in expr.slice:
                 inner = element.slice
-                if isinstance(inner, cst.Index) and not is_number(inner.value) \
+                if type(inner) is cst.Index and not is_number(inner.value) \
                         and self.fact(inner.value).kind != INT:
                     return False
             expr = expr.value
@@ -354,7 +354,7 @@ class SavesTracker:
         deps = state.deps_of(iter_expr) if state.shared.records else set()
         held: list[SaveRecord] = []
         owner = dotted_name(iter_expr)
-        if isinstance(target, cst.Name) and owner is not None:
+        if type(target) is cst.Name and owner is not None:
             held = sorted(state.shared.elements.get(state.binding(owner), ()), key=lambda r: r.serial)
         for element in _flat_targets(target):
             name = dotted_name(element)
@@ -412,7 +412,7 @@ def _forward_helpers(cls: cst.ClassDef) -> frozenset[str]:
         return cached[1]
     names: set[str] = set()
     for statement in cls.body.body:
-        if isinstance(statement, cst.FunctionDef) and statement.name.value == "forward":
+        if type(statement) is cst.FunctionDef and statement.name.value == "forward":
             for node in walk(statement.body):
                 if type(node) is cst.With:
                     names.clear()
@@ -445,7 +445,7 @@ def retains_graph(call: cst.Call) -> bool:
             continue
         word = arg.keyword.value
         value = arg.value
-        literal = value.value if isinstance(value, cst.Name) else None
+        literal = value.value if type(value) is cst.Name else None
         if word == "retain_graph" and literal not in ("False", "None"):
             return True
         if word == "create_graph" and literal != "False":

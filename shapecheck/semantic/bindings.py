@@ -12,6 +12,7 @@ import libcst as cst
 from shapecheck.semantic.annotations import annotation_fact
 from shapecheck.semantic.eval.data_loading import batch_fields
 from shapecheck.semantic.eval.sizes import named_sizes
+from shapecheck.semantic.eval.unpacking import unpacked_rows
 from shapecheck.semantic.evaluator import Evaluator
 from shapecheck.semantic.facts import (
     BOOL, DEVICE, FLOAT, INT, LEAF_REQUIRES_GRAD, MODULE, NO_GRAD, NON_LEAF, SIZE, STR, TENSOR, UNKNOWN, Fact,
@@ -133,9 +134,11 @@ class Binder:
                           for d in value.shape.dims)
         elif value.kind == SIZE:
             elems = tuple(Fact(kind=INT) for _ in elements)
+        elif elems is None and value.kind == TENSOR:
+            elems = unpacked_rows(self.evaluator, value, len(elements))  # `q, k, v = qkv`: its rows
         elif elems is None:
             elems = batch_fields(value, len(elements))  # `data, target = batch` of a DataLoader
-        if any(isinstance(e, cst.StarredElement) for e in elements) or elems is None \
+        if any(type(e) is cst.StarredElement for e in elements) or elems is None \
                 or len(elems) != len(elements):
             for e in elements:
                 self.bind(e.value, fresh())
@@ -156,7 +159,7 @@ class Binder:
         """``b, t, c = x.shape`` proves that ``x`` has rank 3 (when its rank was unknown), and
         names its unknown sizes by the names they are unpacked to (generic symbols); returns
         the sizes so named, or ``None`` when nothing changed."""
-        if any(isinstance(e, cst.StarredElement) for e in target.elements):
+        if any(type(e) is cst.StarredElement for e in target.elements):
             return None
         owner_expr = sizes_of(size_expr)
         owner = dotted_name(owner_expr) if owner_expr is not None else None
@@ -229,7 +232,7 @@ class Binder:
 
     def _expr_statement(self, value: cst.BaseExpression) -> None:
         """``x.add_(1)``, ``model.cuda()``, ``x.requires_grad_()``: calls that change their receiver."""
-        if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
+        if type(value) is not cst.Call or type(value.func) is not cst.Attribute:
             return
         func = value.func
         owner = dotted_name(func.value)

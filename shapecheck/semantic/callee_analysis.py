@@ -26,16 +26,20 @@ from typing import Optional, Sequence
 import libcst as cst
 
 from shapecheck.semantic.annotations import annotation_fact
+from shapecheck.semantic.call_sites import record
 from shapecheck.semantic.eval.autograd import NOT_A_GRAD_MODE, grad_mode_of
 from shapecheck.semantic.eval.nn_modules import module_attr
 from shapecheck.semantic.eval.registry import Eval
 from shapecheck.semantic.evaluator import INFERENCE_GAPS, Evaluator
-from shapecheck.semantic.facts import MODULE, UNKNOWN, Fact, SameDeviceAs, fresh, join
+from shapecheck.semantic.facts import MODULE, UNKNOWN, Fact, SameDeviceAs, fresh, join, value_key
 from shapecheck.semantic.interpreter import NORMAL, Interpreter
 from shapecheck.semantic.model import SemanticModel
 from shapecheck.semantic.prescan import prescan_module
 from shapecheck.semantic.scopes import Env, global_view, merge
-from shapecheck.semantic.summaries import MAX_DEPTH, STATEMENT_BUDGET, Callee, Definitions, register_reanalysis
+from shapecheck.semantic.summaries import (
+    MAX_DEPTH, STATEMENT_BUDGET, Callee, Definitions, forward_of, register_call_noter, register_reanalysis,
+    resolve_call,
+)
 from shapecheck.semantic.syntax import CallArgs, all_params, dotted_name, target_names
 from shapecheck.semantic.walk import walk
 from shapecheck.shapes import Shape
@@ -104,17 +108,30 @@ def call_outcome(ev: Eval, callee: Callee, call: cst.Call, receiver: Optional[Fa
     bound = _bind_arguments(ev, callee, args, receiver)
     if bound is None:
         return None
+    if not defs.active:
+        record(defs.sites, callee, call, bound, caller.grad_enabled)
     key = (id(call), id(callee.node), callee.class_name, tuple(id(f) for f in bound.values()), caller.grad_enabled)
     if key in defs.memo:
         return defs.memo[key][1]
-    defs.spent += shape[1]
-    defs.active.append(callee.node)
-    try:
-        ran: Optional[tuple[Fact, Env]] = _run(caller, callee, bound)
-    except INFERENCE_GAPS:
-        ran = None
-    finally:
-        defs.active.pop()
+    # the same callee with arguments that say the same things is walked once: nothing else the
+    # walk reads changes while one module is walked, but the module's own names
+    run_key = (id(callee.node), callee.class_name, tuple((n, value_key(f)) for n, f in bound.items()),
+               caller.grad_enabled, len(caller.scopes.module.env))
+    earlier = defs.runs.get(run_key)
+    ran: Optional[tuple[Fact, Env]]
+    if earlier is not None:
+        ran_bound, ran = earlier
+    else:
+        defs.spent += shape[1]
+        defs.active.append(callee.node)
+        try:
+            ran = _run(caller, callee, bound)
+        except INFERENCE_GAPS:
+            ran = None
+        finally:
+            defs.active.pop()
+        ran_bound = bound
+        defs.runs[run_key] = (bound, ran)
     outcome: Optional[Outcome] = None
     if ran is not None:
         result, exit_env = ran
@@ -124,11 +141,45 @@ def call_outcome(ev: Eval, callee: Callee, call: cst.Call, receiver: Optional[Fa
         kept = shape[2]
         for name, expr in arg_exprs.items():
             after = exit_env.get(name)
-            if after is not None and after is not bound.get(name) and name in kept:
-                changed[expr] = _for_caller(after, bound, arg_exprs, call, foreign)
-        outcome = (_for_caller(result, bound, arg_exprs, call, foreign), changed)
+            if after is not None and after is not ran_bound.get(name) and name in kept:
+                changed[expr] = _for_caller(after, ran_bound, arg_exprs, call, foreign)
+        outcome = (_for_caller(_own(result, ran_bound, bound), ran_bound, arg_exprs, call, foreign), changed)
     defs.memo[key] = (tuple(bound.values()), outcome)  # the facts stay alive: their ids stay theirs
     return outcome
+
+
+def _own(result: Fact, ran_bound: dict[str, Fact], bound: dict[str, Fact]) -> Fact:
+    """``result`` of a walk with the arguments ``ran_bound``, for a call with ``bound``: a parameter
+    returned as it came in is this call's argument."""
+    if ran_bound is bound:
+        return result
+    for name, f in ran_bound.items():
+        if f is result:
+            return bound.get(name, result)
+    return result
+
+
+def note_call(ev: Eval, call: cst.Call) -> None:
+    """Record the call site of ``call`` when it runs a function or method of this file
+    (``module(x)``: ``forward``), with the facts its parameters start with."""
+    defs = ev.model.callees
+    if defs is None or defs.active:
+        return
+    callee = resolve_call(ev.model, call)
+    receiver: Optional[Fact] = None
+    if callee is None:
+        owner = ev.model.scopes.top.env.get(dotted_name(call.func) or "")
+        if owner is None or owner.kind != MODULE:
+            return
+        callee = forward_of(ev.model, owner.qual)
+        receiver = owner
+    elif type(call.func) is cst.Attribute:
+        receiver = ev.fact(call.func.value)
+    if callee is None or callee.home is not None:
+        return
+    bound = _bind_arguments(ev, callee, CallArgs(call), receiver)
+    if bound is not None:
+        record(defs.sites, callee, call, bound, ev.model.grad_enabled)
 
 
 def _never_rebound(fn: cst.FunctionDef) -> frozenset[str]:
@@ -137,13 +188,13 @@ def _never_rebound(fn: cst.FunctionDef) -> frozenset[str]:
     rebound: set[str] = set()
     for node in walk(fn.body):
         targets: list[cst.CSTNode] = []
-        if isinstance(node, cst.Assign):
+        if type(node) is cst.Assign:
             targets = [t.target for t in node.targets]
         elif isinstance(node, (cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr)):
             targets = [node.target]
-        elif isinstance(node, cst.With):
+        elif type(node) is cst.With:
             targets = [i.asname.name for i in node.items if i.asname is not None]
-        elif isinstance(node, cst.Del):
+        elif type(node) is cst.Del:
             targets = [node.target]
         elif isinstance(node, (cst.Global, cst.Nonlocal)):
             rebound.update(n.name.value for n in node.names)
@@ -183,7 +234,7 @@ def _bind_arguments(ev: Eval, callee: Callee, args: CallArgs,
         for p in all_params(node.params):
             bound.setdefault(p.name.value, fresh())
         return bound
-    if len(args.pos) > len(positional) and not isinstance(star, cst.Param):
+    if len(args.pos) > len(positional) and type(star) is not cst.Param:
         return None
     for p, a in zip(positional, args.pos):
         bound[p.name.value] = ev.fact(a)
@@ -209,8 +260,8 @@ def _bind_arguments(ev: Eval, callee: Callee, args: CallArgs,
 def _default(ev: Eval, expr: cst.BaseExpression) -> Fact:
     """The fact of a parameter's default: literals only (any other default is evaluated in the
     callee's module when the ``def`` runs)."""
-    literal = expr.expression if isinstance(expr, cst.UnaryOperation) else expr
-    if isinstance(literal, _LITERALS) or (isinstance(literal, cst.Name) and literal.value in ("True", "False", "None")):
+    literal = expr.expression if type(expr) is cst.UnaryOperation else expr
+    if isinstance(literal, _LITERALS) or (type(literal) is cst.Name and literal.value in ("True", "False", "None")):
         return ev.fact(expr)
     return fresh()
 
@@ -354,3 +405,4 @@ def _shape_for_caller(shape: Shape, symbols: set[str]) -> Shape:
 
 
 register_reanalysis(callee_result, call_outcome)
+register_call_noter(note_call)

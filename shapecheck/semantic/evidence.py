@@ -24,14 +24,13 @@ are never evidence.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from dataclasses import fields as dataclass_fields
 from typing import Callable, Iterable, Optional, Union
 
 import libcst as cst
 
 from shapecheck.semantic.facts import NON_LEAF, TENSOR, Fact
 from shapecheck.semantic.syntax import CallArgs, dotted_name, int_literal, sizes_of
-from shapecheck.semantic.walk import is_node_type
+from shapecheck.semantic.walk import child_nodes, walk
 from shapecheck.semantic.torch_api import (
     DIM_PERMUTING_METHODS, ELEMENTWISE_BINARY, FUNCTIONAL_LOSSES, FUNCTIONAL_RANK_ADDING, FUNCTIONAL_RANK_KEEPING,
     INPLACE_RESHAPING_METHODS, MATRIX_PRODUCTS, REDUCTIONS, SHAPE_KEEPING_UNARY, TENSOR_EVIDENCE_METHODS,
@@ -137,7 +136,7 @@ def _is_int_like(expr: cst.BaseExpression) -> bool:
     """An int literal, or an expression of ints that cannot be a dtype (``c // h``, ``-1``)."""
     if int_literal(expr) is not None:
         return True
-    return isinstance(expr, cst.BinaryOperation) and isinstance(
+    return type(expr) is cst.BinaryOperation and isinstance(
         expr.operator, (cst.Multiply, cst.FloorDivide, cst.Add, cst.Subtract))
 
 
@@ -178,6 +177,9 @@ def method_use(name: str, call: cst.Call) -> Evidence:
     if name in ("unsqueeze", "unsqueeze_") and ints and ints[0] is not None:
         d = ints[0]
         return ev + (Evidence(front=d) if d >= 0 else Evidence(back=-d - 1))
+    if name == "topk":  # topk(k, dim=-1): numpy arrays have no topk
+        dim = args.kw.get("dim", args.pos[1] if len(args.pos) > 1 else None)
+        return ev + TENSOR_USE + _dim_bound(int_literal(dim) if dim is not None else None)
     if name in ("mm", "mv"):
         return ev + Evidence(exact=2)
     if name == "bmm":
@@ -201,9 +203,9 @@ def subscript_use(node: cst.Subscript) -> Evidence:
     consumed = 0
     for el in node.slice:
         s = el.slice
-        if isinstance(s, cst.Index):
+        if type(s) is cst.Index:
             v = s.value
-            if isinstance(v, cst.Ellipsis) or (isinstance(v, cst.Name) and v.value in ("None", "True", "False")):
+            if type(v) is cst.Ellipsis or (type(v) is cst.Name and v.value in ("None", "True", "False")):
                 continue
             if isinstance(v, (cst.Tuple, cst.List)):
                 return Evidence()
@@ -314,21 +316,21 @@ class _Scanner:
                     self.use(side.value, Evidence(front=1))
         elif tp in _LEAVES:
             return
-        for child in _children(node):
+        for child in child_nodes(node):
             self.expr(child)
         if tp is cst.NamedExpr and type(node.target) is cst.Name:  # type: ignore[attr-defined]
             self.bind((node.target.value,), None)  # type: ignore[attr-defined]
 
     def _call(self, node: cst.Call) -> None:
         func = node.func
-        if isinstance(func, cst.Name):
+        if type(func) is cst.Name:
             if func.value in _TYPE_QUESTIONS or func.value in ("len",):
                 for a in node.args:
-                    if isinstance(a.value, cst.Name):
+                    if type(a.value) is cst.Name:
                         self.use(a.value.value, POISON if func.value != "len" else Evidence(front=1))
                 return
             self.use(func.value, POISON)  # a tensor is not callable
-        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+        if type(func) is cst.Attribute and type(func.value) is cst.Name:
             method = func.attr.value
             if method == "astype":
                 self.use(func.value.value, POISON)
@@ -343,30 +345,30 @@ class _Scanner:
         position = 0
         for a in node.args:
             if a.keyword is not None or a.star:
-                if isinstance(a.value, cst.Name) and (qual.startswith(("numpy.", "np.")) or qual in _NOT_YET_TENSORS):
+                if type(a.value) is cst.Name and (qual.startswith(("numpy.", "np.")) or qual in _NOT_YET_TENSORS):
                     self.use(a.value.value, POISON)
                 continue
-            if isinstance(a.value, cst.Name):
+            if type(a.value) is cst.Name:
                 self.use(a.value.value, _function_use(qual, position, node))
             elif isinstance(a.value, (cst.List, cst.Tuple)) and qual in ("torch.cat", "torch.stack") and position == 0:
                 for e in a.value.elements:
-                    if isinstance(e.value, cst.Name):
+                    if type(e.value) is cst.Name:
                         self.use(e.value.value, TENSOR_USE)
             position += 1
 
     def _subscript(self, node: cst.Subscript) -> None:
         value = node.value
-        if isinstance(value, cst.Name):
+        if type(value) is cst.Name:
             self.use(value.value, subscript_use(node))
-        elif isinstance(value, cst.Attribute) and value.attr.value == "shape" and isinstance(value.value, cst.Name) \
-                and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        elif type(value) is cst.Attribute and value.attr.value == "shape" and type(value.value) is cst.Name \
+                and len(node.slice) == 1 and type(node.slice[0].slice) is cst.Index:
             self.use(value.value.value, _dim_bound(int_literal(node.slice[0].slice.value)))
 
     def _comparison(self, node: cst.Comparison) -> None:
         operands = [node.left] + [c.comparator for c in node.comparisons]
-        if any(isinstance(o, cst.Name) and o.value == "None" for o in operands):
+        if any(type(o) is cst.Name and o.value == "None" for o in operands):
             for o in operands:
-                if isinstance(o, cst.Name):
+                if type(o) is cst.Name:
                     self.use(o.value, POISON)
 
     # ---------------------------------------------------------------- statements
@@ -381,29 +383,29 @@ class _Scanner:
         self.block(body if isinstance(body, (list, tuple)) else (body,))
 
     def statement(self, stmt: cst.CSTNode) -> None:
-        if isinstance(stmt, cst.SimpleStatementLine):
+        if type(stmt) is cst.SimpleStatementLine:
             self.block(stmt.body)
-        elif isinstance(stmt, cst.Assign):
+        elif type(stmt) is cst.Assign:
             self.expr(stmt.value)
             self._unpacked_size(stmt)
             tracked = not _from_numpy(stmt.value, self.resolve)
             for t in stmt.targets:
                 self._target(t.target, stmt if tracked else None)
-        elif isinstance(stmt, cst.AnnAssign):
+        elif type(stmt) is cst.AnnAssign:
             self.expr(stmt.value)
             self._target(stmt.target, None)
-        elif isinstance(stmt, cst.AugAssign):
+        elif type(stmt) is cst.AugAssign:
             self.expr(stmt.value)
             self._target(stmt.target, None)
-        elif isinstance(stmt, cst.Expr):
+        elif type(stmt) is cst.Expr:
             self.expr(stmt.value)
             self._inplace_reshape(stmt.value)
         elif isinstance(stmt, (cst.Return, cst.Raise)):
             self.expr(getattr(stmt, "value", None) if isinstance(stmt, cst.Return) else stmt.exc)
-        elif isinstance(stmt, cst.Assert):
+        elif type(stmt) is cst.Assert:
             self.expr(stmt.test)
             self.expr(stmt.msg)
-        elif isinstance(stmt, cst.Del):
+        elif type(stmt) is cst.Del:
             self._target(stmt.target, None)
         elif isinstance(stmt, (cst.Global, cst.Nonlocal)):
             self.bind((n.name.value for n in stmt.names), None)
@@ -411,30 +413,30 @@ class _Scanner:
             names = stmt.names if not isinstance(stmt.names, cst.ImportStar) else ()
             for alias in names:
                 bound = alias.asname.name if alias.asname is not None else alias.name
-                if isinstance(bound, cst.Name):
+                if type(bound) is cst.Name:
                     self.bind((bound.value,), None)
-                elif isinstance(bound, cst.Attribute):
+                elif type(bound) is cst.Attribute:
                     self.bind((_head(bound),), None)
-        elif isinstance(stmt, cst.If):
+        elif type(stmt) is cst.If:
             self.expr(stmt.test)
             self.suite(stmt.body)
             orelse = stmt.orelse
-            if isinstance(orelse, cst.If):
+            if type(orelse) is cst.If:
                 self.statement(orelse)
             elif orelse is not None:
                 self.suite(orelse.body)
-        elif isinstance(stmt, cst.For):
+        elif type(stmt) is cst.For:
             self.expr(stmt.iter)
             self._target(stmt.target, None if _from_numpy(stmt.iter, self.resolve) else stmt)
             self.suite(stmt.body)
             if stmt.orelse is not None:
                 self.suite(stmt.orelse.body)
-        elif isinstance(stmt, cst.While):
+        elif type(stmt) is cst.While:
             self.expr(stmt.test)
             self.suite(stmt.body)
             if stmt.orelse is not None:
                 self.suite(stmt.orelse.body)
-        elif isinstance(stmt, cst.With):
+        elif type(stmt) is cst.With:
             for item in stmt.items:
                 self.expr(item.item)
                 if item.asname is not None:
@@ -453,7 +455,7 @@ class _Scanner:
                 self.suite(stmt.finalbody.body)
         elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             self.bind((stmt.name.value,), None)
-        elif isinstance(stmt, cst.Match):
+        elif type(stmt) is cst.Match:
             self.expr(stmt.subject)
             for case in stmt.cases:
                 self._match_bindings(case.pattern)
@@ -461,99 +463,69 @@ class _Scanner:
 
     def _match_bindings(self, pattern: cst.CSTNode) -> None:
         for node in _all_nodes(pattern):
-            if isinstance(node, cst.MatchAs) and node.name is not None:
+            if type(node) is cst.MatchAs and node.name is not None:
                 self.bind((node.name.value,), None)
-            elif isinstance(node, cst.MatchStar) and node.name is not None:
+            elif type(node) is cst.MatchStar and node.name is not None:
                 self.bind((node.name.value,), None)
 
     def _target(self, target: cst.CSTNode, site: Optional[cst.CSTNode]) -> None:
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             self.bind((target.value,), site)
         elif isinstance(target, (cst.Tuple, cst.List)):
             for e in target.elements:
                 self._target(e.value, site)
-        elif isinstance(target, cst.StarredElement):
+        elif type(target) is cst.StarredElement:
             self._target(target.value, None)
-        elif isinstance(target, cst.Subscript):
+        elif type(target) is cst.Subscript:
             self.expr(target)
-        elif isinstance(target, cst.Attribute):
+        elif type(target) is cst.Attribute:
             self.expr(target.value)
-            if isinstance(target.value, cst.Name) and target.attr.value == "data":
+            if type(target.value) is cst.Name and target.attr.value == "data":
                 self.bind((target.value.value,), None)
 
     def _unpacked_size(self, stmt: cst.Assign) -> None:
         """``b, t, c = x.size()`` (or ``x.shape``): ``x`` has exactly that many dims."""
         owner = sizes_of(stmt.value)
-        if not isinstance(owner, cst.Name):
+        if type(owner) is not cst.Name:
             return
         for t in stmt.targets:
             target = t.target
             if isinstance(target, (cst.Tuple, cst.List)) and not any(
-                    isinstance(e, cst.StarredElement) for e in target.elements):
+                    type(e) is cst.StarredElement for e in target.elements):
                 self.use(owner.value, Evidence(exact=len(target.elements)))
 
     def _inplace_reshape(self, value: cst.BaseExpression) -> None:
         """``x.unsqueeze_(0)`` changes the rank of ``x``: later uses say nothing of the binding."""
-        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
-                and isinstance(value.func.value, cst.Name) and value.func.attr.value in INPLACE_RESHAPING_METHODS:
+        if type(value) is cst.Call and type(value.func) is cst.Attribute \
+                and type(value.func.value) is cst.Name and value.func.attr.value in INPLACE_RESHAPING_METHODS:
             self.bind((value.func.value.value,), None)
 
 
-#: node fields that hold no expression (tokens, whitespace)
-_NOT_EXPRESSIONS = frozenset({
-    "lpar", "rpar", "comma", "operator", "whitespace_before", "whitespace_after", "lbracket", "rbracket",
-    "lbrace", "rbrace", "dot", "star", "equal", "whitespace_after_arg", "whitespace_before_args",
-    "whitespace_after_func", "whitespace_before_colon", "whitespace_after_colon", "first_colon", "second_colon",
-    "whitespace_before_if", "whitespace_after_if", "whitespace_before_else", "whitespace_after_else",
-    "whitespace_after_star", "whitespace_after_param", "whitespace_before_in", "whitespace_after_in",
-    "whitespace_before_for", "whitespace_after_for", "asynchronous", "whitespace_before_walrus",
-    "whitespace_after_walrus", "attr", "keyword", "params", "header", "footer",
-})
-_FIELDS: dict[type, tuple[str, ...]] = {}
 #: expressions that bind names of their own
 _SCOPED = frozenset({cst.Lambda, cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp})
 #: expressions without child expressions
 _LEAVES = frozenset({cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.Ellipsis})
 
 
-def _children(node: cst.CSTNode) -> Iterable[cst.CSTNode]:
-    """The child nodes of an expression that may hold expressions (faster than ``node.children``)."""
-    names = _FIELDS.get(type(node))
-    if names is None:
-        names = _FIELDS[type(node)] = tuple(
-            f.name for f in dataclass_fields(node) if f.name not in _NOT_EXPRESSIONS
-            and not f.name.startswith("whitespace"))
-    for name in names:
-        value = getattr(node, name)
-        tp = type(value)
-        if tp is tuple or tp is list:
-            for v in value:
-                if is_node_type(type(v)):
-                    yield v
-        elif is_node_type(tp):
-            yield value
-
-
 def _head(expr: cst.Attribute) -> str:
     node: cst.BaseExpression = expr
-    while isinstance(node, cst.Attribute):
+    while type(node) is cst.Attribute:
         node = node.value
-    return node.value if isinstance(node, cst.Name) else ""
+    return node.value if type(node) is cst.Name else ""
 
 
 def _all_nodes(node: cst.CSTNode) -> Iterable[cst.CSTNode]:
     yield node
-    for child in _children(node):
-        yield from _all_nodes(child)
+    yield from walk(node, into_defs=True)
 
 
 def _from_numpy(value: cst.BaseExpression, resolve: Resolver) -> bool:
     """``value`` may be a NumPy array (or another non-tensor): a ``numpy`` call, ``.numpy()``,
     ``.tolist()``, ``.astype(...)`` anywhere in it."""
     for node in _all_nodes(value):
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             func = node.func
-            if isinstance(func, cst.Attribute) and func.attr.value in ("numpy", "astype", "tolist"):
+            if type(func) is cst.Attribute and func.attr.value in ("numpy", "astype", "tolist"):
                 return True
             qual = resolve(func)
             if qual is not None and qual.startswith(("numpy.", "np.")):
@@ -584,10 +556,10 @@ def after_statement(fact: Callable[[cst.CSTNode], Fact], small: cst.CSTNode, env
 
 def _unpacked_pieces(fact: Callable[[cst.CSTNode], Fact], small: cst.Assign, env: dict[str, Fact]) -> None:
     target, value = small.targets[0].target, small.value
-    if not isinstance(target, (cst.Tuple, cst.List)) or not isinstance(value, cst.Call) \
-            or not isinstance(value.func, cst.Attribute) or value.func.attr.value not in _SPLITS:
+    if not isinstance(target, (cst.Tuple, cst.List)) or type(value) is not cst.Call \
+            or type(value.func) is not cst.Attribute or value.func.attr.value not in _SPLITS:
         return
-    names = [e.value.value for e in target.elements if isinstance(e, cst.Element) and isinstance(e.value, cst.Name)]
+    names = [e.value.value for e in target.elements if type(e) is cst.Element and type(e.value) is cst.Name]
     if len(names) != len(target.elements):
         return
     recv = fact(value.func.value)

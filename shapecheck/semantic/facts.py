@@ -16,7 +16,9 @@ Fields (all optional):
 - ``perm``: for a tensor of known rank reached from a plain tensor through transposes,
   permutes and expands: for each dim, its position in that base tensor (``-1`` for a dim that
   ``expand`` broadcast, stride 0). Two neighbouring dims ``i, i+1`` can be merged by ``view``
-  when ``perm[i+1] == perm[i] + 1`` (or both are ``-1``), whatever the sizes.
+  when ``perm[i+1] == perm[i] + 1`` (or both are ``-1``), whatever the sizes. For a tensor whose
+  rank is only bounded from below (``Shape`` with its unknown run at the end), the positions of
+  the leading dims; the run lies innermost, in order (see ``semantic.bounded_moves``).
 - ``moved_by``: the op that moved the dims (``".transpose(1, 2)"``), for messages.
 - ``device``: a :class:`Device` (``CPU``, ``CUDA``, ``MPS``, ``MAYBE_CUDA``: cuda when available,
   else cpu, as ``torch.device("cuda" if torch.cuda.is_available() else "cpu")``), or
@@ -28,7 +30,8 @@ Fields (all optional):
 - ``dim``: for a Python int that is a size: its value (``int``) or a jaxtyping symbol (``str``).
 - ``qual``: for modules and optimizers, the qualified name of the class that built it
   (``"torch.nn.Linear"``, or a class of this file).
-- ``features``: for an ``nn.Linear``: ``(in_features, out_features)`` as dims.
+- ``features``: for an ``nn.Linear``: ``(in_features, out_features)`` as dims; for an
+  ``nn.RNN``/``LSTM``/``GRU`` built with ``batch_first=False``: ``(input_size, hidden_size)``.
 - ``params``: for a module: the names of the parameters it holds directly that ``model.<name>``
   reads as tensors, when known (``("weight", "bias")`` for ``nn.Linear(3, 2)``, ``("weight",)``
   with ``bias=False``, ``()`` for ``nn.ReLU()``). A module's ``device`` is set only when it is
@@ -61,7 +64,7 @@ How two paths join is declared with each field (``_fact(join_rule)``): :func:`jo
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from enum import Enum
 from operator import itemgetter
 from typing import Any, Callable, Optional, Union
@@ -288,7 +291,15 @@ class Fact:
 
     def with_(self, **changes: Any) -> "Fact":
         """A copy with some fields changed."""
-        return replace(self, **changes)
+        unknown = changes.keys() - _FIELD_NAMES
+        if unknown:
+            raise TypeError(f"Fact has no field {sorted(unknown)[0]!r}")
+        copy = object.__new__(Fact)
+        # a frozen dataclass without __post_init__: copying its __dict__ is what replace() does
+        state = copy.__dict__
+        state.update(self.__dict__)
+        state.update(changes)
+        return copy
 
     def same(self, other: "Fact") -> bool:
         """True when both facts say the same thing, field by field."""
@@ -327,6 +338,7 @@ def _first(x: Any, y: Any) -> Any:
 
 # Read once at import: the hot paths below loop over these tables, never over fields().
 _FIELDS = fields(Fact)
+_FIELD_NAMES = frozenset(f.name for f in _FIELDS)
 #: a fact's fields, in field order, from its ``__dict__``
 _all_values = itemgetter(*(f.name for f in _FIELDS))
 #: the join rule of each field, in field order (``None`` for :func:`equal`)
@@ -346,6 +358,16 @@ _SAME_BY_KEY: tuple[tuple[str, KeyRule], ...] = tuple(
 )
 
 UNKNOWN = Fact()
+
+
+def value_key(f: Fact) -> object:
+    """What ``f`` says, field by field, as a dict key (its identity when a field cannot be hashed)."""
+    values = _all_values(f.__dict__)
+    try:
+        hash(values)
+    except TypeError:
+        return id(f)
+    return values
 
 
 def fresh() -> Fact:

@@ -22,7 +22,7 @@ class ImportTable:
             full = dotted_name(alias.name)
             if full is None:
                 continue
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+            if alias.asname is not None and type(alias.asname.name) is cst.Name:
                 self.aliases[alias.asname.name.value] = full
             else:
                 top = full.split(".")[0]
@@ -41,7 +41,7 @@ class ImportTable:
             if name is None:
                 continue
             local = name
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+            if alias.asname is not None and type(alias.asname.name) is cst.Name:
                 local = alias.asname.name.value
             self.aliases[local] = f"{module}.{name}"
         self._cache.clear()

@@ -16,7 +16,7 @@ Resolve = Callable[[cst.CSTNode], Optional[str]]
 def written_base(expr: cst.BaseExpression) -> cst.BaseExpression:
     """``x`` for ``x[0]``, ``x[:, 1:][0]``: the tensor whose storage a subscript writes (or the
     list whose element it is)."""
-    while isinstance(expr, cst.Subscript):
+    while type(expr) is cst.Subscript:
         expr = expr.value
     return expr
 
@@ -35,7 +35,7 @@ def inplace_call_targets(resolve: Resolve, node: cst.Call) -> Iterator[tuple[cst
     qual = resolve(node.func)
     name = qual[len("torch."):] if qual is not None and qual.startswith("torch.") else None
     func = node.func
-    if name is None and isinstance(func, cst.Attribute) and func.attr.value in INPLACE_METHODS:
+    if name is None and type(func) is cst.Attribute and func.attr.value in INPLACE_METHODS:
         yield func.value, f"`.{func.attr.value}()`"
         return
     if name is None:
@@ -88,5 +88,5 @@ def subscript_writes(node: cst.Assign) -> Iterator[tuple[cst.BaseExpression, boo
     of indexing (``x[i] = v``), which on a list replaces an element and changes no tensor;
     ``x[i][j] = v`` writes into what ``x[i]`` holds."""
     for target in node.targets:
-        if isinstance(target.target, cst.Subscript):
-            yield _base(target.target), not isinstance(target.target.value, cst.Subscript)
+        if type(target.target) is cst.Subscript:
+            yield _base(target.target), type(target.target.value) is not cst.Subscript

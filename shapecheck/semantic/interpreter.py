@@ -90,6 +90,7 @@ from shapecheck.semantic.module_state import (
 )
 from shapecheck.semantic.prescan import prescan_module, read_file_flags, scan_statements
 from shapecheck.semantic.scopes import Env, exportable, exported, global_view, merge
+from shapecheck.semantic.summaries import call_noter
 from shapecheck.semantic.syntax import all_params, target_names
 from shapecheck.semantic.walk import is_node_type
 
@@ -196,6 +197,8 @@ class Interpreter:
         self._saves_exits: list[list[BackwardSaves]] = []
         #: the evidence of the uses of each binding, per function being walked (innermost last)
         self._evidence: list[FunctionEvidence] = []
+        #: records the call sites of the file's own functions (:mod:`~shapecheck.semantic.call_sites`)
+        self._note_call: Optional[Callable[[Evaluator, cst.Call], None]] = None
 
     # ------------------------------------------------------------------ driver
     def run(self, module: cst.Module, text: Optional[str] = None) -> None:
@@ -207,6 +210,7 @@ class Interpreter:
             self.model.scopes.module.saves.shared.records = mentions_backward(module)
         self._saves.source = module.code_for_node
         prescan_module(self.model, module.body)
+        self._note_call = call_noter(self.model)
         scan_placements(self.model, module, source)
         self._evidence = [scan_module(module.body, self.model.imports.resolve)]
         if not self._silent:
@@ -228,8 +232,11 @@ class Interpreter:
         tp = type(node)
         if self._watches(tp):
             self._visit(node)
-        if tp is cst.Call and self._track_saves:
-            self._calls.append(node)  # type: ignore[arg-type]
+        if tp is cst.Call:
+            if self._track_saves:
+                self._calls.append(node)  # type: ignore[arg-type]
+            if self._note_call is not None:
+                self._note_call(self.evaluator, node)  # type: ignore[arg-type]
         masked = None
         if tp in _SCOPED_EXPRS:
             masked = self._mask(node)
@@ -258,7 +265,7 @@ class Interpreter:
     def _mask(self, node: cst.CSTNode) -> dict[str, Optional[Fact]]:
         """Hide the outer bindings of names a comprehension or lambda binds."""
         names: list[str] = []
-        if isinstance(node, cst.Lambda):
+        if type(node) is cst.Lambda:
             for p in all_params(node.params):
                 names.append(p.name.value)
         else:
@@ -344,7 +351,7 @@ class Interpreter:
         return NORMAL
 
     def _body(self, suite: cst.BaseSuite) -> int:
-        if isinstance(suite, cst.IndentedBlock):
+        if type(suite) is cst.IndentedBlock:
             return self._block(suite.body)
         return self._smalls(cast(cst.SimpleStatementSuite, suite).body)  # a one-line suite: `if c: x = 1`
 
@@ -365,9 +372,9 @@ class Interpreter:
         env1 = model.env
         s1 = scope.saves
         self._start_path(env0, s0)
-        if isinstance(node.orelse, cst.If):
+        if type(node.orelse) is cst.If:
             e2 = self._if(node.orelse)
-        elif isinstance(node.orelse, cst.Else):
+        elif type(node.orelse) is cst.Else:
             self._walk_header(node.orelse)
             e2 = self._body(node.orelse.body)
         else:
@@ -482,7 +489,7 @@ class Interpreter:
         self._walk_header(node, list(node.items))
         mode = model.grad_enabled
         for item in node.items:
-            if isinstance(item.item, cst.Call) and model.imports.resolve(item.item.func) == "torch.device":
+            if type(item.item) is cst.Call and model.imports.resolve(item.item.func) == "torch.device":
                 model.default_device_set = True  # also one the text scan missed (a multi-line `with`)
             m = grad_mode_of(self.evaluator, item.item)
             if m is not NOT_A_GRAD_MODE:
@@ -531,11 +538,11 @@ class Interpreter:
                 if i == 0 and method_of is not None and p.name.value == "self" and model.in_module_class:
                     f = self_fact(model, method_of.name.value, node)
             env[p.name.value] = f
+        mode = self._entry(node, env, model.default_grad)
         found = scan_function(node, model.imports.resolve)
         receiver = all_params(node.params)[0].name.value if method_of is not None and all_params(node.params) else None
         refine_bindings(env, {name: ev for name, ev in found.at(PARAMETERS).items() if name != receiver})
         self._evidence.append(found)
-        mode = model.default_grad
         for d in node.decorators:
             m = grad_mode_of(self.evaluator, d.decorator)
             if m is not NOT_A_GRAD_MODE:
@@ -554,6 +561,11 @@ class Interpreter:
         model.env.pop(node.name.value, None)
         return NORMAL
 
+    def _entry(self, node: cst.FunctionDef, env: Env, mode: Optional[bool]) -> Optional[bool]:
+        """The grad mode a function's body starts in (before its decorators); a subclass may also
+        rebind its parameters in ``env`` (the walk of a callee with the facts of its call sites)."""
+        return mode
+
     def _export_init(self, class_def: cst.ClassDef, rebound: Union[set[str], frozenset[str]]) -> None:
         """Record what ``__init__`` leaves in ``self.x`` for the other methods of the class."""
         model = self.model
@@ -571,16 +583,16 @@ class Interpreter:
         model.classes[name] = is_module
         inherited: dict[str, Fact] = {}
         for base in node.bases:
-            if isinstance(base.value, cst.Name) and base.value.value in model.class_attrs:
+            if type(base.value) is cst.Name and base.value.value in model.class_attrs:
                 inherited.update(model.class_attrs[base.value.value])
                 inherit_state(model, name, base.value.value)
-            if isinstance(base.value, cst.Name) and base.value.value in model.class_moves:
+            if type(base.value) is cst.Name and base.value.value in model.class_moves:
                 model.class_moves.add(name)
         if inherited:
             model.class_attrs[name] = dict(inherited)
         rebound: set[str] = set()
         for stmt in node.body.body:
-            if isinstance(stmt, cst.FunctionDef) and stmt.name.value != "__init__":
+            if type(stmt) is cst.FunctionDef and stmt.name.value != "__init__":
                 moves: list[cst.CSTNode] = []
                 scan_statements(stmt.body.body, set(), rebound, moves)
                 if moves:

@@ -79,10 +79,10 @@ def _callables(module: cst.Module, new_scope: ScopeMaker) -> dict[str, _Function
         if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             name = stmt.name.value
             count[name] = count.get(name, 0) + 1
-            if isinstance(stmt, cst.FunctionDef) and not stmt.decorators:
+            if type(stmt) is cst.FunctionDef and not stmt.decorators:
                 found[name] = _Function(name, stmt, 0, new_scope)
-            elif isinstance(stmt, cst.ClassDef):
-                init = next((s for s in stmt.body.body if isinstance(s, cst.FunctionDef)
+            elif type(stmt) is cst.ClassDef:
+                init = next((s for s in stmt.body.body if type(s) is cst.FunctionDef
                              and s.name.value == "__init__" and not s.decorators), None)
                 if init is not None:
                     found[name] = _Function(name, init, 1, new_scope)
@@ -96,12 +96,12 @@ def _root_param(expr: cst.BaseExpression, scope: _Scope, seen: frozenset[str] = 
     being resolved, else ``None``."""
     if depth > 8:
         return None
-    if isinstance(expr, cst.Call):
+    if type(expr) is cst.Call:
         func = expr.func
-        if isinstance(func, cst.Attribute) and func.attr.value in MODULE_METHODS_RETURNING_SELF:
+        if type(func) is cst.Attribute and func.attr.value in MODULE_METHODS_RETURNING_SELF:
             return _root_param(func.value, scope, seen, depth + 1)
         return None
-    if not isinstance(expr, cst.Name):
+    if type(expr) is not cst.Name:
         return None
     name = expr.value
     if name in seen:
@@ -115,7 +115,7 @@ def _root_param(expr: cst.BaseExpression, scope: _Scope, seen: frozenset[str] = 
 
 def _wrapped(scan: _Scan, expr: cst.BaseExpression) -> cst.BaseExpression:
     """The module a wrapper call (``nn.DataParallel(m)``) runs, else ``expr``."""
-    while isinstance(expr, cst.Call) and scan.qual(expr.func) in scan.wrappers:
+    while type(expr) is cst.Call and scan.qual(expr.func) in scan.wrappers:
         args = CallArgs(expr)
         first = args.get(0, "module") or args.get(0, "model")
         if first is None:
@@ -129,9 +129,9 @@ def _param_of(scan: _Scan, expr: cst.BaseExpression, scope: _Scope) -> Optional[
     root = _root_param(_wrapped(scan, expr), scope)
     if root:
         return root
-    if isinstance(expr, cst.Name):  # `m = nn.DataParallel(model)`
+    if type(expr) is cst.Name:  # `m = nn.DataParallel(model)`
         values = scope.assigned.get(expr.value, [])
-        roots = {_param_of(scan, v, scope) for v in values if not (isinstance(v, cst.Name) and v.value == expr.value)}
+        roots = {_param_of(scan, v, scope) for v in values if not (type(v) is cst.Name and v.value == expr.value)}
         return roots.pop() if len(values) == 1 and len(roots) == 1 else None
     return None
 
@@ -142,7 +142,7 @@ def _device_of(scan: _Scan, expr: Optional[cst.BaseExpression], scope: _Scope,
     the function of ``scope`` that it is, ``(None, None)`` when unknown."""
     if expr is None:
         return None, None
-    if isinstance(expr, cst.Name) and expr.value in scope.params and expr.value not in scope.assigned:
+    if type(expr) is cst.Name and expr.value in scope.params and expr.value not in scope.assigned:
         return None, expr.value
     return scan.device(expr, where), None
 
@@ -151,7 +151,7 @@ def _direct(scan: _Scan, fn: _Function) -> None:
     """The parameters ``fn`` moves itself (``model.to(device)``, ``self.m = model.cuda()``)."""
     for small in fn.scope.smalls:
         value = getattr(small, "value", None)
-        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+        while type(value) is cst.Call and type(value.func) is cst.Attribute:
             method = value.func.attr.value
             receiver = value.func.value
             if method in MODULE_DEVICE_METHODS and method != "cpu":
@@ -169,7 +169,7 @@ def _calls(scope: _Scope) -> Iterator[cst.Call]:
     """Every call in the statements of ``scope``."""
     for small in scope.smalls:
         for node in walk(small):
-            if isinstance(node, cst.Call):
+            if type(node) is cst.Call:
                 yield node
 
 
@@ -227,7 +227,7 @@ def _local_calls(functions: dict[str, _Function], scope: _Scope) -> Iterator[tup
     """The calls in ``scope`` of a function of :func:`_callables` that moves a parameter."""
     for call in _calls(scope):
         func = call.func
-        if isinstance(func, cst.Name) and func.value not in scope.assigned and func.value not in scope.params:
+        if type(func) is cst.Name and func.value not in scope.assigned and func.value not in scope.params:
             callee = functions.get(func.value)
             if callee is not None and callee.moves and not CallArgs(call).starred:
                 yield call, callee

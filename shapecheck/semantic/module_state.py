@@ -56,28 +56,28 @@ class _Scope:
         self.smalls: list[cst.CSTNode] = []
         for small in _smalls(stmts):
             self.smalls.append(small)
-            if isinstance(small, cst.Assign):
+            if type(small) is cst.Assign:
                 for t in small.targets:
-                    if isinstance(t.target, cst.Name):
+                    if type(t.target) is cst.Name:
                         self.assigned.setdefault(t.target.value, []).append(small.value)
                     elif isinstance(t.target, (cst.Tuple, cst.List)):
                         for e in t.target.elements:
-                            if isinstance(e.value, cst.Name):  # unpacked: an unknown value
+                            if type(e.value) is cst.Name:  # unpacked: an unknown value
                                 self.assigned.setdefault(e.value.value, []).append(cst.Name("None"))
-            elif isinstance(small, (cst.AnnAssign, cst.AugAssign)) and isinstance(small.target, cst.Name):
-                value = small.value if isinstance(small, cst.AnnAssign) else None
+            elif isinstance(small, (cst.AnnAssign, cst.AugAssign)) and type(small.target) is cst.Name:
+                value = small.value if type(small) is cst.AnnAssign else None
                 self.assigned.setdefault(small.target.value, []).append(value or cst.Name("None"))
 
 
 def _smalls(stmts: Sequence[cst.CSTNode]) -> Iterator[cst.CSTNode]:
     """The small statements of ``stmts`` and of their nested blocks (not of nested defs)."""
     for stmt in stmts:
-        if isinstance(stmt, cst.SimpleStatementLine):
+        if type(stmt) is cst.SimpleStatementLine:
             yield from stmt.body
         elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             continue
         else:
-            if isinstance(stmt, cst.For) and isinstance(stmt.target, cst.Name):
+            if type(stmt) is cst.For and type(stmt.target) is cst.Name:
                 yield cst.Assign(targets=[cst.AssignTarget(stmt.target)], value=cst.Name("None"))
             for block in sub_blocks(stmt):
                 yield from _smalls(block)
@@ -86,12 +86,12 @@ def _smalls(stmts: Sequence[cst.CSTNode]) -> Iterator[cst.CSTNode]:
 def _defs(stmts: Sequence[cst.CSTNode]) -> Iterator[cst.FunctionDef]:
     """Every function defined in ``stmts``, nested ones included."""
     for stmt in stmts:
-        if isinstance(stmt, cst.FunctionDef):
+        if type(stmt) is cst.FunctionDef:
             yield stmt
             yield from _defs(stmt.body.body)
-        elif isinstance(stmt, cst.ClassDef):
+        elif type(stmt) is cst.ClassDef:
             yield from _defs(stmt.body.body)
-        elif not isinstance(stmt, cst.SimpleStatementLine):
+        elif type(stmt) is not cst.SimpleStatementLine:
             for block in sub_blocks(stmt):
                 yield from _defs(block)
 
@@ -117,18 +117,18 @@ class _Scan:
         (``""`` for a name being resolved: ``model = model.to(d)`` keeps what ``model`` was)."""
         if depth > 8:
             return None
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             func = expr.func
-            if isinstance(func, cst.Name) and func.value in self.classes and func.value not in scope.assigned:
+            if type(func) is cst.Name and func.value in self.classes and func.value not in scope.assigned:
                 return func.value
             if self.qual(func) in _WRAPPERS:
                 args = CallArgs(expr)
                 first = args.get(0, "module") or args.get(0, "model")
                 return self.instance_class(first, scope, depth + 1, seen) if first is not None else None
-            if isinstance(func, cst.Attribute) and func.attr.value in MODULE_METHODS_RETURNING_SELF:
+            if type(func) is cst.Attribute and func.attr.value in MODULE_METHODS_RETURNING_SELF:
                 return self.instance_class(func.value, scope, depth + 1, seen)
             return None
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             if expr.value in seen:
                 return ""
             values, where = self._values(expr.value, scope)
@@ -149,18 +149,18 @@ class _Scan:
         """The device ``expr`` names, when every value it may hold names the same one."""
         if depth > 8:
             return None
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             values, where = self._values(expr.value, scope)
             return _either([self.device(v, where, depth + 1) for v in values])
-        if isinstance(expr, cst.IfExp):
+        if type(expr) is cst.IfExp:
             return _either([self.device(expr.body, scope, depth + 1), self.device(expr.orelse, scope, depth + 1)])
-        if isinstance(expr, cst.SimpleString):
+        if type(expr) is cst.SimpleString:
             value = expr.evaluated_value
             return device_string(value) if isinstance(value, str) else None
-        if isinstance(expr, cst.FormattedString):  # f"cuda:{rank}"
+        if type(expr) is cst.FormattedString:  # f"cuda:{rank}"
             head = expr.parts[0] if expr.parts else None
-            return CUDA if isinstance(head, cst.FormattedStringText) and head.value.startswith("cuda") else None
-        if isinstance(expr, cst.Call):
+            return CUDA if type(head) is cst.FormattedStringText and head.value.startswith("cuda") else None
+        if type(expr) is cst.Call:
             qual = self.qual(expr.func)
             if qual == "torch.accelerator.current_accelerator":
                 return MAYBE_CUDA
@@ -185,15 +185,47 @@ class _Scan:
         """``(class, device, call)`` for each move of an instance of a module class in ``scope``."""
         for small in scope.smalls:
             value = getattr(small, "value", None)
-            while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+            while type(value) is cst.Call and type(value.func) is cst.Attribute:
                 method = value.func.attr.value
                 receiver = value.func.value
                 if method in MODULE_DEVICE_METHODS:
                     cls = self.instance_class(receiver, scope)
-                    dev = self.move_device(value, method, scope) if cls is not None else None
-                    if cls is not None and dev is not None:
-                        yield cls, dev, value
+                    held = {cls} if cls is not None else self.contained_classes(receiver, scope)
+                    dev = self.move_device(value, method, scope) if held else None
+                    if dev is not None:
+                        for one in sorted(held):
+                            yield one, dev, value
                 value = receiver
+
+    def contained_classes(self, expr: cst.BaseExpression, scope: _Scope, depth: int = 0,
+                          seen: frozenset[str] = frozenset()) -> set[str]:
+        """The module classes of this file that a container ``expr`` registers
+        (``nn.Sequential(Normalize(), net)``, also through a name bound to one container, or
+        rebound to a ``.to()``/``.eval()`` chain on itself)."""
+        found: set[str] = set()
+        if depth > 8:
+            return found
+        if type(expr) is cst.Call:
+            func = expr.func
+            if self.qual(func) in _CONTAINERS:
+                self._held(expr, found, 0)
+            elif type(func) is cst.Attribute and func.attr.value in MODULE_METHODS_RETURNING_SELF:
+                found = self.contained_classes(func.value, scope, depth + 1, seen)
+        elif type(expr) is cst.Name and expr.value not in seen:
+            values, where = self._values(expr.value, scope)
+            inner = seen | {expr.value}
+            made = [v for v in values if not self._on_itself(v, expr.value)]
+            if len(made) == 1:
+                found = self.contained_classes(made[0], where, depth + 1, inner)
+        return found
+
+    @staticmethod
+    def _on_itself(value: cst.BaseExpression, name: str) -> bool:
+        """``value`` is ``name.to(...)``/``name.cuda()``...: the same module."""
+        while type(value) is cst.Call and type(value.func) is cst.Attribute \
+                and value.func.attr.value in MODULE_METHODS_RETURNING_SELF:
+            value = value.func.value
+        return is_name(value, name)
 
     def children(self, class_def: cst.ClassDef) -> set[str]:
         """The module classes of this file that ``__init__`` of ``class_def`` makes submodules."""
@@ -202,7 +234,7 @@ class _Scan:
             return set()
         found: set[str] = set()
         for small in _smalls(init.body.body):
-            if isinstance(small, cst.Assign) and any(
+            if type(small) is cst.Assign and any(
                     (dotted_name(t.target) or "").startswith("self.") for t in small.targets):
                 self._held(small.value, found, 0)
         return found
@@ -212,8 +244,8 @@ class _Scan:
         not register what it holds; an ``nn.ModuleList`` does)."""
         if depth > 6:
             return
-        if isinstance(expr, cst.Call):
-            if isinstance(expr.func, cst.Name) and expr.func.value in self.classes:
+        if type(expr) is cst.Call:
+            if type(expr.func) is cst.Name and expr.func.value in self.classes:
                 found.add(expr.func.value)
             elif self.qual(expr.func) in _CONTAINERS or (contained and is_name(expr.func, "dict")):
                 for arg in expr.args:
@@ -225,11 +257,11 @@ class _Scan:
                 self._held(el.value, found, depth + 1, True)
         elif isinstance(expr, (cst.ListComp, cst.GeneratorExp)):
             self._held(expr.elt, found, depth + 1, True)
-        elif isinstance(expr, cst.Dict):
+        elif type(expr) is cst.Dict:
             for item in expr.elements:
-                if isinstance(item, cst.DictElement):
+                if type(item) is cst.DictElement:
                     self._held(item.value, found, depth + 1, True)
-        elif isinstance(expr, cst.DictComp):
+        elif type(expr) is cst.DictComp:
             self._held(expr.value, found, depth + 1, True)
 
     def where(self, call: cst.Call) -> str:
@@ -254,7 +286,7 @@ def _either(devices: list[Optional[Device]]) -> Optional[Device]:
 
 def _method(class_def: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:
     for stmt in class_def.body.body:
-        if isinstance(stmt, cst.FunctionDef) and stmt.name.value == name:
+        if type(stmt) is cst.FunctionDef and stmt.name.value == name:
             return stmt
     return None
 
@@ -267,11 +299,11 @@ def _self_calls(function: cst.FunctionDef, called_only: bool = True) -> set[str]
     class Calls(cst.CSTVisitor):
         def visit_Call(self, node: cst.Call) -> None:
             func = node.func
-            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+            if type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "self":
                 found.add(func.attr.value)
 
         def visit_Attribute(self, node: cst.Attribute) -> None:
-            if not called_only and isinstance(node.value, cst.Name) and node.value.value == "self":
+            if not called_only and type(node.value) is cst.Name and node.value.value == "self":
                 found.add(node.attr.value)
 
     function.body.visit(Calls())
@@ -281,7 +313,7 @@ def _self_calls(function: cst.FunctionDef, called_only: bool = True) -> set[str]
 def _moves_itself(class_def: cst.ClassDef) -> bool:
     """A method of the class moves ``self`` or overrides how the module moves."""
     for stmt in class_def.body.body:
-        if not isinstance(stmt, cst.FunctionDef):
+        if type(stmt) is not cst.FunctionDef:
             continue
         if stmt.name.value in _MOVE_OVERRIDES:
             return True
@@ -302,10 +334,10 @@ def scan_placements(model: SemanticModel, module: cst.Module, text: str) -> None
         _Scope(d.body.body, frozenset(p.name.value for p in all_params(d.params))) for d in top_defs]
     for scope in scopes:
         for small in scope.smalls:
-            targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else \
+            targets = [t.target for t in small.targets] if type(small) is cst.Assign else \
                 [small.target] if isinstance(small, (cst.AnnAssign, cst.AugAssign)) else []
             for t in targets:
-                if isinstance(t, cst.Attribute) and not (isinstance(t.value, cst.Name) and t.value.value == "self"):
+                if type(t) is cst.Attribute and not (type(t.value) is cst.Name and t.value.value == "self"):
                     external.add(t.attr.value)
     model.external_attrs = external if "setattr(" not in text else None
     model.custom_collate = "collate_fn" in text
@@ -317,7 +349,7 @@ def scan_placements(model: SemanticModel, module: cst.Module, text: str) -> None
     classes: dict[str, cst.ClassDef] = {}
     try:
         for stmt in module.body:
-            if isinstance(stmt, cst.ClassDef):
+            if type(stmt) is cst.ClassDef:
                 verdict = is_module_class(model, stmt)
                 model.classes[stmt.name.value] = verdict
                 if verdict:
@@ -351,14 +383,14 @@ def scan_placements(model: SemanticModel, module: cst.Module, text: str) -> None
         for child in scan.children(class_def):
             work.append((child, dev, "a submodule of", root, moved))
         for base in class_def.bases:
-            if isinstance(base.value, cst.Name) and base.value.value in classes:
+            if type(base.value) is cst.Name and base.value.value in classes:
                 work.append((base.value.value, dev, f"a base class of `{cls}`, part of" if relation else
                              "a base class of", root, moved))
     model.placements = placements
     for cls in placements:
         init = _method(classes[cls], "__init__")
         called = _self_calls(init, called_only=False) if init is not None else set()
-        methods = {s.name.value: s for s in classes[cls].body.body if isinstance(s, cst.FunctionDef)}
+        methods = {s.name.value: s for s in classes[cls].body.body if type(s) is cst.FunctionDef}
         todo = list(called)
         while todo:
             name = todo.pop()
@@ -376,13 +408,13 @@ def registered(model: SemanticModel, fact: Callable[[cst.CSTNode], Fact],
     module class: ``("self.name", the tensor's fact)``, recorded as state that moves with the
     module; else ``None``."""
     func = call.func
-    if not isinstance(func, cst.Attribute) or func.attr.value not in ("register_buffer", "register_parameter"):
+    if type(func) is not cst.Attribute or func.attr.value not in ("register_buffer", "register_parameter"):
         return None
-    if not (isinstance(func.value, cst.Name) and func.value.value == "self") or model.class_def is None:
+    if not (type(func.value) is cst.Name and func.value.value == "self") or model.class_def is None:
         return None
     args = CallArgs(call)
     name, value = args.get(0, "name"), args.get(1, "tensor" if func.attr.value == "register_buffer" else "param")
-    if not isinstance(name, cst.SimpleString) or value is None:
+    if type(name) is not cst.SimpleString or value is None:
         return None
     attr = name.evaluated_value
     if not isinstance(attr, str) or not attr.isidentifier():
@@ -414,13 +446,13 @@ def held_tensors(model: SemanticModel, fact: Callable[[cst.CSTNode], Fact], clas
             slot = _registered_name(small)
             if slot is not None:  # `register_buffer("x", None)`: a later `self.x = t` fills the slot
                 moving.add(slot)
-            if not isinstance(small, cst.Assign):
+            if type(small) is not cst.Assign:
                 continue
             value = small.value
-            registering = isinstance(value, cst.Call) and model.imports.resolve(value.func) in _REGISTERING
-            registering = registering or (isinstance(value, cst.Name) and value.value in made_registering)
+            registering = type(value) is cst.Call and model.imports.resolve(value.func) in _REGISTERING
+            registering = registering or (type(value) is cst.Name and value.value in made_registering)
             for t in small.targets:
-                if isinstance(t.target, cst.Name) and registering:
+                if type(t.target) is cst.Name and registering:
                     made_registering.add(t.target.value)
                 key = dotted_name(t.target)
                 if key is None or not key.startswith("self.") or key.count(".") != 1:
@@ -451,13 +483,13 @@ def held_tensors(model: SemanticModel, fact: Callable[[cst.CSTNode], Fact], clas
 
 def _registered_name(small: cst.CSTNode) -> Optional[str]:
     """``self.x`` for a statement ``self.register_buffer("x", ...)`` (or ``register_parameter``)."""
-    call = getattr(small, "value", None) if isinstance(small, cst.Expr) else None
-    if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute) \
+    call = getattr(small, "value", None) if type(small) is cst.Expr else None
+    if type(call) is not cst.Call or type(call.func) is not cst.Attribute \
             or call.func.attr.value not in ("register_buffer", "register_parameter") \
             or not is_name(call.func.value, "self"):
         return None
     name = CallArgs(call).get(0, "name")
-    value = name.evaluated_value if isinstance(name, cst.SimpleString) else None
+    value = name.evaluated_value if type(name) is cst.SimpleString else None
     return "self." + value if isinstance(value, str) and value.isidentifier() else None
 
 
@@ -471,7 +503,7 @@ def _members(model: SemanticModel, fact: Callable[[cst.CSTNode], Fact], class_de
     if init is None:
         return out
     for small in _smalls(init.body.body):
-        if not isinstance(small, cst.Assign) or len(small.targets) != 1 or not isinstance(small.value, cst.Call):
+        if type(small) is not cst.Assign or len(small.targets) != 1 or type(small.value) is not cst.Call:
             continue
         key = dotted_name(small.targets[0].target)
         args = small.value.args
@@ -480,11 +512,11 @@ def _members(model: SemanticModel, fact: Callable[[cst.CSTNode], Fact], class_de
             continue
         inner = args[0].value
         items: list[tuple[str, cst.BaseExpression]] = []
-        if isinstance(inner, cst.Call) and is_name(inner.func, "dict"):
+        if type(inner) is cst.Call and is_name(inner.func, "dict"):
             items = [(a.keyword.value, a.value) for a in inner.args if a.keyword is not None]
-        elif isinstance(inner, cst.Dict):
+        elif type(inner) is cst.Dict:
             items = [(el.key.evaluated_value, el.value) for el in inner.elements
-                     if isinstance(el, cst.DictElement) and isinstance(el.key, cst.SimpleString)
+                     if type(el) is cst.DictElement and type(el.key) is cst.SimpleString
                      and isinstance(el.key.evaluated_value, str)]
         for member, value in items:
             f = fact(value)
@@ -539,6 +571,6 @@ def self_fact(model: SemanticModel, class_name: str, function: cst.FunctionDef) 
     moving = model.class_moving.get(class_name, set())
     holds = any((f.kind == TENSOR and key in moving) or (f.kind == MODULE and module_holds(f))
                 for key, f in attrs.items())
-    if not holds:
-        return Fact(kind=MODULE, qual=class_name)
+    if not holds:  # moved, but nothing it holds is known to move: where `self` is stays unknown
+        return Fact(kind=MODULE, qual=class_name, placed_by=placed[1])
     return Fact(kind=MODULE, qual=class_name, device=placed[0], placed_by=placed[1])

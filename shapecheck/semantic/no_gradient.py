@@ -28,6 +28,8 @@ KEEPING_METHODS = CAST_METHODS.keys() | {
 _NAMED_METHODS = NON_DIFFERENTIABLE_OPS | KEEPING_METHODS
 #: the words that name a new tensor copied out of the graph (``torch.tensor(loss)``)
 DETACHED = "detached from the graph"
+#: what ``.item()`` gives, whatever its receiver (a tensor or a NumPy value): a Python number
+PYTHON_NUMBER = f"`.item()`, a Python number {DETACHED}"
 #: reductions whose result has no gradient when their input has none (``(pred == y).float().mean()``)
 _REDUCTIONS = frozenset({"sum", "mean"})
 #: legacy constructors that copy Python numbers into a new tensor (``torch.Tensor([loss.item()])``)
@@ -50,8 +52,8 @@ def _index_pair_source(ev: Any, expr: cst.BaseExpression) -> Optional[str]:
     elif (
         type(expr) is cst.Subscript
         and len(expr.slice) == 1
-        and isinstance(expr.slice[0].slice, cst.Index)
-        and isinstance(expr.slice[0].slice.value, cst.Integer)
+        and type(expr.slice[0].slice) is cst.Index
+        and type(expr.slice[0].slice.value) is cst.Integer
         and expr.slice[0].slice.value.value == "1"
     ):
         inner = expr.value
@@ -100,6 +102,8 @@ def no_gradient_source(ev: Any, expr: cst.BaseExpression) -> Optional[str]:
             if type(func) is cst.Attribute and func.attr.value in _REDUCTIONS:
                 expr = func.value
                 continue
+            if type(func) is cst.Attribute and func.attr.value == "item" and not expr.args:  # type: ignore[attr-defined]
+                return PYTHON_NUMBER
             if type(func) is cst.Attribute and func.attr.value not in _NAMED_METHODS:
                 return None  # neither such a method nor `torch.<such an op>`
             name = _torch_name(ev, func)
@@ -160,11 +164,17 @@ def _in_graph(ev: Any, expr: cst.BaseExpression) -> bool:
 
 
 def _number_from_graph(ev: Any, expr: cst.BaseExpression) -> bool:
-    """``loss.item()``, ``float(loss)``: a Python number taken out of a tensor of the graph."""
+    """``loss.item()``, ``float(loss)``: a Python number taken out of a tensor of the graph (or
+    out of anything by ``.item()``), or a name bound to one."""
+    if type(expr) is cst.Name:
+        bound = ev.model.env.get(expr.value)
+        return bound is not None and bound.no_gradient_from == PYTHON_NUMBER
     if type(expr) is not cst.Call or len(expr.args) > 1:
         return False
     func = expr.func
-    if type(func) is cst.Attribute and func.attr.value in ("item", "tolist") and not expr.args:
+    if type(func) is cst.Attribute and func.attr.value == "item" and not expr.args:
+        return True  # a Python number: the copy has no history, whatever the number came from
+    if type(func) is cst.Attribute and func.attr.value == "tolist" and not expr.args:
         return _in_graph(ev, func.value)
     if type(func) is cst.Name and func.value == "float" and len(expr.args) == 1:
         return _in_graph(ev, expr.args[0].value)

@@ -58,16 +58,16 @@ def prescan_module(model: SemanticModel, body: Sequence[cst.BaseStatement]) -> N
     """Read the module-level imports and function signatures into ``model``, and the names the
     module binds once (those functions see) or at all."""
     for stmt in body:
-        if isinstance(stmt, cst.SimpleStatementLine):
+        if type(stmt) is cst.SimpleStatementLine:
             for small in stmt.body:
-                if isinstance(small, cst.Import):
+                if type(small) is cst.Import:
                     model.imports.add_import(small)
-                elif isinstance(small, cst.ImportFrom):
+                elif type(small) is cst.ImportFrom:
                     model.imports.add_import_from(small)
     counts: dict[str, int] = {}
     for stmt in body:
         count_bindings(stmt, counts, top=True)
-        if isinstance(stmt, cst.FunctionDef):
+        if type(stmt) is cst.FunctionDef:
             sig = signature(stmt, model.imports)
             if sig is not None:
                 model.signatures[stmt.name.value] = sig
@@ -97,13 +97,13 @@ def count_bindings(stmt: cst.CSTNode, counts: dict[str, int], top: bool) -> None
     weight = 1 if top else 2
     tp = type(stmt)
     if tp is cst.SimpleStatementLine or isinstance(stmt, cst.BaseSmallStatement):
-        for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else (stmt,):
+        for small in stmt.body if type(stmt) is cst.SimpleStatementLine else (stmt,):
             targets: list[cst.BaseExpression] = []
-            if isinstance(small, cst.Assign):
+            if type(small) is cst.Assign:
                 targets = [t.target for t in small.targets]
             elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
                 targets = [small.target]
-                if isinstance(small, cst.AugAssign):
+                if type(small) is cst.AugAssign:
                     weight = 2
             for t in targets:
                 for n in target_names(t):
@@ -112,7 +112,7 @@ def count_bindings(stmt: cst.CSTNode, counts: dict[str, int], top: bool) -> None
     if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
         counts[stmt.name.value] = counts.get(stmt.name.value, 0) + 2
         return
-    if isinstance(stmt, cst.For):
+    if type(stmt) is cst.For:
         for n in target_names(stmt.target):
             counts[n] = counts.get(n, 0) + 2
     for block in sub_blocks(stmt):
@@ -127,10 +127,10 @@ def scan_statements(stmts: Sequence[cst.CSTNode], declared_global: set[str], sel
     when given) the statements that move ``self`` (``self.cuda()``, ``x = self.to(d)``)."""
     for stmt in stmts:
         if isinstance(stmt, (cst.SimpleStatementLine, cst.BaseSmallStatement)):
-            for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else (stmt,):
+            for small in stmt.body if type(stmt) is cst.SimpleStatementLine else (stmt,):
                 if moves is not None and moves_self(getattr(small, "value", None)):
                     moves.append(small)
-                if isinstance(small, cst.Global):
+                if type(small) is cst.Global:
                     declared_global.update(n.name.value for n in small.names)
                 elif isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
                     targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) \
@@ -138,7 +138,7 @@ def scan_statements(stmts: Sequence[cst.CSTNode], declared_global: set[str], sel
                     for t in targets:
                         parts = [e.value for e in t.elements] if isinstance(t, (cst.Tuple, cst.List)) else [t]
                         for el in parts:
-                            name = dotted_name(el) if isinstance(el, cst.Attribute) else None
+                            name = dotted_name(el) if type(el) is cst.Attribute else None
                             if name is not None and name.startswith("self.") and name.count(".") == 1:
                                 self_attrs.add(name)
             continue
@@ -151,8 +151,8 @@ def scan_statements(stmts: Sequence[cst.CSTNode], declared_global: set[str], sel
 
 def moves_self(value: object) -> bool:
     """True for ``self.to(...)``, ``self.cuda()``... (methods that move a module's parameters)."""
-    if not isinstance(value, cst.Call):
+    if type(value) is not cst.Call:
         return False
     func = value.func
-    return isinstance(func, cst.Attribute) and func.attr.value in MODULE_DEVICE_METHODS \
-        and isinstance(func.value, cst.Name) and func.value.value == "self"
+    return type(func) is cst.Attribute and func.attr.value in MODULE_DEVICE_METHODS \
+        and type(func.value) is cst.Name and func.value.value == "self"

@@ -20,11 +20,11 @@ def names_read(expr: cst.BaseExpression) -> set[str]:
         return {dotted}
     names: set[str] = set()
     for node in below(expr):
-        if isinstance(node, cst.Attribute):
+        if type(node) is cst.Attribute:
             dotted = dotted_name(node)
             if dotted is not None:
                 names.add(dotted)
-        elif isinstance(node, cst.Name):
+        elif type(node) is cst.Name:
             names.add(node.value)
     return names
 
@@ -55,9 +55,9 @@ def _parts(node: cst.CSTNode) -> Iterable[cst.CSTNode]:
         parts: list[cst.CSTNode] = [node.value]  # type: ignore[attr-defined]
         for element in node.slice:  # type: ignore[attr-defined]
             inner = element.slice
-            if isinstance(inner, cst.Index):
+            if type(inner) is cst.Index:
                 parts.append(inner.value)
-            elif isinstance(inner, cst.Slice):
+            elif type(inner) is cst.Slice:
                 parts.extend(p for p in (inner.lower, inner.upper, inner.step) if p is not None)
         return parts
     if tp is cst.Tuple or tp is cst.List or tp is cst.Set:
@@ -105,12 +105,12 @@ def saving_op(
 ) -> Optional[tuple[str, Optional[cst.BaseExpression], Optional[cst.BaseExpression]]]:
     """For a call or operator that the tables know: ``(op, self operand, other operand)``;
     ``other`` is ``None`` for a unary op."""
-    if isinstance(node, cst.BinaryOperation):
+    if type(node) is cst.BinaryOperation:
         op = OPERATOR_OPS.get(type(node.operator).__name__)
         if op is None:
             return None
         return op, node.left, node.right
-    if not isinstance(node, cst.Call):
+    if type(node) is not cst.Call:
         return None
     args = positional(node)
     name = torch_name(resolve, node.func)
@@ -122,7 +122,7 @@ def saving_op(
             if short in BINARY_SAVES and len(args) >= 2:
                 return short, args[0], args[1]
         return None
-    if not isinstance(node.func, cst.Attribute):
+    if type(node.func) is not cst.Attribute:
         return None
     receiver, method = node.func.value, node.func.attr.value
     if method in UNARY_SAVES:

@@ -11,6 +11,7 @@ from typing import Optional, Sequence, cast
 from shapecheck import strides as L
 from shapecheck.broadcast import broadcast_shapes
 from shapecheck.errors import ShapeCheckError
+from shapecheck.semantic.bounded_moves import front_bounded
 from shapecheck.semantic.facts import CONTIGUOUS, NON_CONTIGUOUS, TENSOR, DtypeKind, Fact
 from shapecheck.semantic.torch_api import CAST_METHODS, DTYPE_KIND_ORDER, DTYPE_KINDS
 from shapecheck.shapes import Dim, Shape, dim_floordiv, dims_product, monomial, monomial_quotient
@@ -255,6 +256,9 @@ def view_result(f: Fact, target: Sequence[Dim], is_view: bool) -> tuple[Fact, Op
     if f.perm is not None and f.shape is not None and f.shape.rank == len(f.perm):
         if L.generic_view(f.shape.dims, f.perm, target) is False:
             possible = False
+    elif f.perm is not None and front_bounded(f.shape) and len(f.perm) == len(cast(Shape, f.shape).dims):
+        if L.generic_view_bounded(cast(Shape, f.shape).dims, f.perm, target) is False:
+            possible = False
     if possible is False:
         return base.with_(layout=CONTIGUOUS, strides=None, perm=None, moved_by=None), False
     if f.layout == CONTIGUOUS and f.perm is None:
@@ -441,6 +445,7 @@ def index_fact(f: Fact, items: Sequence[tuple[str, object]]) -> Optional[Fact]:
     dims: list[Dim] = []
     strides: Optional[list[int]] = [] if f.strides is not None else None
     perm: Optional[list[int]] = [] if f.perm is not None else None
+    sliced: list[int] = []  # the memory positions of the dims a slice cut short
     exact = True
     axis = 0
     for kind, val in items:
@@ -470,8 +475,15 @@ def index_fact(f: Fact, items: Sequence[tuple[str, object]]) -> Optional[Fact]:
             strides.append(cast(tuple, f.strides)[axis] * (step if isinstance(step, int) else 1))
             if not isinstance(step, (int, type(None))):
                 exact = False
-        perm = None
+        if perm is not None and step in (None, 1) and f.perm is not None and f.perm[axis] >= 0:
+            perm.append(f.perm[axis])
+            if not (start in (None, 0) and stop is None) and not (new is not None and new == size):
+                sliced.append(f.perm[axis])
+        else:
+            perm = None
         axis += 1
+    if perm is not None and sliced:
+        perm = L.sliced_perm(perm, [p for p in cast(tuple, f.perm) if p >= 0], sliced)
     shape = Shape(tuple(dims))
     out = f.with_(shape=shape, reduction=None)
     if strides is not None and exact and shape.is_fully_known:

@@ -28,7 +28,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import libcst as cst
 
-from shapecheck.semantic.syntax import dotted_name, sub_blocks, target_names
+from shapecheck.semantic.syntax import all_params, dotted_name, sub_blocks, target_names
 from shapecheck.semantic.walk import walk
 
 #: the semantic model of a file (:class:`~shapecheck.semantic.model.SemanticModel`; not imported:
@@ -118,12 +118,17 @@ class Definitions:
     spent: int = 0
     #: (id of the callee, class, id of each argument fact, grad mode) -> the facts it returned
     memo: dict = field(default_factory=dict)
+    #: (callee, what its arguments say, grad mode, how many module names) -> the arguments and the result of its walk
+    runs: dict = field(default_factory=dict)
     #: callees being re-analysed now (recursion guard), innermost last
     active: list = field(default_factory=list)
     #: id of a FunctionDef -> its :class:`Effects`
     effects: dict = field(default_factory=dict)
     #: id of a FunctionDef -> (it is a generator, its number of statements, the parameters it never rebinds)
     bodies: dict = field(default_factory=dict)
+    #: id of a FunctionDef of this file -> (id of a call -> the facts it gives the parameters),
+    #: for the calls of the walk that rules see (:mod:`~shapecheck.semantic.call_sites`)
+    sites: dict = field(default_factory=dict)
 
     def method(self, class_name: str, name: str, exact: bool) -> Optional[cst.FunctionDef]:
         """``name`` of class ``class_name``, found in the class or its bases of this file.
@@ -182,16 +187,16 @@ def index_module(body: Sequence[cst.BaseStatement]) -> Definitions:
         for name in _bound_names(stmt):
             counts[name] = counts.get(name, 0) + 1
     for stmt in body:
-        if isinstance(stmt, cst.FunctionDef) and counts.get(stmt.name.value) == 1 and _resolvable(stmt):
+        if type(stmt) is cst.FunctionDef and counts.get(stmt.name.value) == 1 and _resolvable(stmt):
             defs.functions[stmt.name.value] = stmt
-        elif isinstance(stmt, cst.ClassDef) and counts.get(stmt.name.value) == 1:
+        elif type(stmt) is cst.ClassDef and counts.get(stmt.name.value) == 1:
             methods: dict[str, cst.FunctionDef] = {}
             seen: dict[str, int] = {}
             for item in stmt.body.body:
                 for name in _bound_names(item):
                     seen[name] = seen.get(name, 0) + 1
             for item in stmt.body.body:
-                if isinstance(item, cst.FunctionDef) and seen.get(item.name.value) == 1 and _resolvable(item):
+                if type(item) is cst.FunctionDef and seen.get(item.name.value) == 1 and _resolvable(item):
                     methods[item.name.value] = item
             bases = tuple(dotted_name(b.value) for b in stmt.bases if b.keyword is None)
             defs.classes[stmt.name.value] = ClassInfo(stmt, methods, bases)
@@ -202,10 +207,10 @@ def _bound_names(stmt: cst.CSTNode) -> list[str]:
     """The names a module-level (or class-level) statement binds, nested blocks included."""
     if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
         return [stmt.name.value]
-    if isinstance(stmt, cst.SimpleStatementLine):
+    if type(stmt) is cst.SimpleStatementLine:
         names: list[str] = []
         for small in stmt.body:
-            if isinstance(small, cst.Assign):
+            if type(small) is cst.Assign:
                 for t in small.targets:
                     names.extend(target_names(t.target))
             elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
@@ -218,7 +223,7 @@ def _bound_names(stmt: cst.CSTNode) -> list[str]:
                         names.append(text.split(".")[0])
         return names
     names = []
-    if isinstance(stmt, cst.For):
+    if type(stmt) is cst.For:
         names.extend(target_names(stmt.target))
     for block in sub_blocks(stmt):
         for s in block:
@@ -232,7 +237,7 @@ def _resolvable(fn: cst.FunctionDef) -> bool:
     if fn.asynchronous is not None:
         return False
     for d in fn.decorators:
-        expr = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
+        expr = d.decorator.func if type(d.decorator) is cst.Call else d.decorator
         name = dotted_name(expr)
         if name is None or not (name in _ALLOWED_DECORATORS or name.split(".")[-1] in (
                 "no_grad", "enable_grad", "inference_mode")):
@@ -249,7 +254,7 @@ def resolve_call(model: SemanticModel, call: cst.Call) -> Optional[Callee]:
         return None
     func = call.func
     env = model.scopes.top.env
-    if isinstance(func, cst.Name):
+    if type(func) is cst.Name:
         name = func.value
         if name in env:
             return None
@@ -262,9 +267,9 @@ def resolve_call(model: SemanticModel, call: cst.Call) -> Optional[Callee]:
             foreign = home.definitions.functions.get(original)
             return Callee(foreign, None, home) if foreign is not None else None
         return None
-    if isinstance(func, cst.Attribute):
+    if type(func) is cst.Attribute:
         recv = func.value
-        if isinstance(recv, cst.Name) and recv.value == "self" and _is_self(model):
+        if type(recv) is cst.Name and recv.value == "self" and _is_self(model):
             class_def = model.class_def
             if class_def is None or class_def.name.value not in defs.classes:
                 return None
@@ -277,11 +282,51 @@ def resolve_call(model: SemanticModel, call: cst.Call) -> Optional[Callee]:
     return None
 
 
+def parameter_of(callee: Callee, call: cst.Call, arg: cst.BaseExpression) -> Optional[str]:
+    """The parameter of ``callee`` that the argument expression ``arg`` of ``call`` is bound to
+    (``None``: none, or it cannot be told: ``*args``, ``**kwargs``)."""
+    params = list(callee.node.params.posonly_params) + list(callee.node.params.params)
+    if callee.class_name is not None and not callee.is_static:
+        params = params[1:]
+    names = {p.name.value for p in all_params(callee.node.params)}
+    index = 0
+    for a in call.args:
+        if a.star:
+            return None
+        if a.keyword is not None:
+            if a.value is arg:
+                return a.keyword.value if a.keyword.value in names else None
+            continue
+        if a.value is arg:
+            return params[index].name.value if index < len(params) else None
+        index += 1
+    return None
+
+
 def register_reanalysis(compute: Reanalysis, outcome: Reanalysis) -> None:
     """Make ``compute`` the re-analysis of callees (see :func:`reanalyse`), ``outcome`` the one
     that also says what a call leaves in its arguments (see :func:`argument_effects`)."""
     _REANALYSIS[:] = [compute]
     _OUTCOME[:] = [outcome]
+
+
+#: records the facts a call gives its callee's parameters: ``(evaluator, call) -> None``
+_NOTE_CALL: list[Callable[[Any, cst.Call], None]] = []
+
+
+def register_call_noter(note: Callable[[Any, cst.Call], None]) -> None:
+    """Make ``note`` what :func:`call_noter` gives the walk (see
+    :mod:`~shapecheck.semantic.call_sites`)."""
+    _NOTE_CALL[:] = [note]
+
+
+def call_noter(model: SemanticModel) -> Optional[Callable[[Any, cst.Call], None]]:
+    """What the walk calls at each call it passes to record its call site, or ``None`` when the
+    file defines nothing a call could reach (or nothing registered one)."""
+    defs = model.callees
+    if not _NOTE_CALL or defs is None or not (defs.functions or defs.classes):
+        return None
+    return _NOTE_CALL[0]
 
 
 def reanalyse(ev: Any, callee: Callee, call: cst.Call, receiver: Any) -> Any:
@@ -303,7 +348,7 @@ def argument_effects(ev: Any, call: cst.Call) -> Optional[dict[cst.BaseExpressio
         owner = ev.model.scopes.top.env.get(dotted_name(call.func) or "")
         callee = forward_of(ev.model, owner.qual) if owner is not None and owner.kind == "module" else None
         receiver = owner
-    elif isinstance(call.func, cst.Attribute):
+    elif type(call.func) is cst.Attribute:
         receiver = ev.fact(call.func.value)
     if callee is None:
         return None
@@ -363,7 +408,7 @@ def _effects(defs: Definitions, callee: Callee, depth: int) -> Effects:
     for node in walk(callee.node.body):
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             name = dotted_name(node.func) or ""
             last = name.rsplit(".", 1)[-1]
             if "zero_grad" in last:
@@ -379,7 +424,7 @@ def _effects(defs: Definitions, callee: Callee, depth: int) -> Effects:
                     zero, back = zero or found.zero_grads, back or found.backward
         elif isinstance(node, (cst.Assign, cst.Del)):
             targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
-            if any(isinstance(t, cst.Attribute) and t.attr.value == "grad" for t in targets):
+            if any(type(t) is cst.Attribute and t.attr.value == "grad" for t in targets):
                 zero = True
     found = Effects(zero, back)
     if depth == 0:
@@ -392,10 +437,10 @@ def _effects(defs: Definitions, callee: Callee, depth: int) -> Effects:
 def _resolve_within(defs: Definitions, caller: Callee, call: cst.Call) -> Optional[Callee]:
     """A helper called from a helper: a function of the same file, or a method of ``self``."""
     func = call.func
-    if isinstance(func, cst.Name):
+    if type(func) is cst.Name:
         fn = defs.functions.get(func.value)
         return Callee(fn, None, caller.home) if fn is not None else None
-    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" \
+    if type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "self" \
             and caller.class_name is not None:
         fn = defs.method(caller.class_name, func.attr.value, exact=False)
         return Callee(fn, caller.class_name, caller.home) if fn is not None else None

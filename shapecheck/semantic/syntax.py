@@ -25,15 +25,15 @@ def dotted_name(expr: cst.CSTNode) -> Optional[str]:
 
 def int_literal(expr: cst.CSTNode) -> Optional[int]:
     """The value of an int literal, also negative (``-1``), else ``None``."""
-    if isinstance(expr, cst.Integer):
+    if type(expr) is cst.Integer:
         try:
             return int(expr.value, 0)
         except ValueError:
             return int(expr.value.replace("_", ""), 0)
     if (
-        isinstance(expr, cst.UnaryOperation)
-        and isinstance(expr.operator, cst.Minus)
-        and isinstance(expr.expression, cst.Integer)
+        type(expr) is cst.UnaryOperation
+        and type(expr.operator) is cst.Minus
+        and type(expr.expression) is cst.Integer
     ):
         v = int_literal(expr.expression)
         return -v if v is not None else None
@@ -43,7 +43,7 @@ def int_literal(expr: cst.CSTNode) -> Optional[int]:
 def index_value(element: cst.SubscriptElement) -> Optional[int]:
     """The int literal of a subscript element (``x[0]``, ``x[-1]``), else ``None``."""
     s = element.slice
-    if isinstance(s, cst.Index):
+    if type(s) is cst.Index:
         return int_literal(s.value)
     return None
 
@@ -77,7 +77,7 @@ class CallArgs:
 def all_params(params: cst.Parameters) -> list[cst.Param]:
     """Every parameter of a signature, in order: positional-only, plain, keyword-only, ``*a``, ``**k``."""
     out = list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
-    if isinstance(params.star_arg, cst.Param):
+    if type(params.star_arg) is cst.Param:
         out.append(params.star_arg)
     if params.star_kwarg is not None:
         out.append(params.star_kwarg)
@@ -86,23 +86,23 @@ def all_params(params: cst.Parameters) -> list[cst.Param]:
 
 def target_names(target: cst.CSTNode) -> list[str]:
     """The plain names a binding target binds (``a, (b, *c)`` -> ``a b c``; attributes bind none)."""
-    if isinstance(target, cst.Name):
+    if type(target) is cst.Name:
         return [target.value]
     if isinstance(target, (cst.Tuple, cst.List)):
         names = []
         for e in target.elements:
             names.extend(target_names(e.value))
         return names
-    if isinstance(target, cst.StarredElement):
+    if type(target) is cst.StarredElement:
         return target_names(target.value)
-    if isinstance(target, cst.Del):
+    if type(target) is cst.Del:
         return target_names(target.target)
     return []
 
 
 def import_binding(alias: cst.ImportAlias) -> str:
     """The local name an import alias binds (``import a.b`` binds ``a``)."""
-    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+    if alias.asname is not None and type(alias.asname.name) is cst.Name:
         return alias.asname.name.value
     name = dotted_name(alias.name) or ""
     return name.split(".")[0]
@@ -118,7 +118,7 @@ def sub_blocks(stmt: cst.CSTNode) -> list[Block]:
     if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)):
         blocks.append(body.body)
     orelse = getattr(stmt, "orelse", None)
-    if isinstance(orelse, cst.If):
+    if type(orelse) is cst.If:
         blocks.append([orelse])
     elif orelse is not None and hasattr(orelse, "body"):
         blocks.append(orelse.body.body)
@@ -132,7 +132,7 @@ def sub_blocks(stmt: cst.CSTNode) -> list[Block]:
 
 def method_call(node: cst.CSTNode) -> Optional[tuple[cst.BaseExpression, str]]:
     """``(receiver, method name)`` for a call ``receiver.method(...)``, else ``None``."""
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+    if type(node) is cst.Call and type(node.func) is cst.Attribute:
         return node.func.value, node.func.attr.value
     return None
 
@@ -159,21 +159,21 @@ def positional(call: cst.Call) -> list[cst.BaseExpression]:
 
 def is_name(expr: Optional[cst.BaseExpression], value: str) -> bool:
     """True when ``expr`` is the bare name ``value`` (``True``, ``None``...)."""
-    return isinstance(expr, cst.Name) and expr.value == value
+    return type(expr) is cst.Name and expr.value == value
 
 
 def is_number(expr: Optional[cst.BaseExpression]) -> bool:
     """True for a number literal, signed or not (``2``, ``1e-9``, ``-1``)."""
     if isinstance(expr, (cst.Integer, cst.Float)):
         return True
-    return isinstance(expr, cst.UnaryOperation) and isinstance(expr.expression, (cst.Integer, cst.Float))
+    return type(expr) is cst.UnaryOperation and isinstance(expr.expression, (cst.Integer, cst.Float))
 
 
 def sizes_of(expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
     """``x`` when ``expr`` lists all the sizes of ``x`` (``x.shape`` or ``x.size()``), else ``None``."""
-    if isinstance(expr, cst.Attribute) and expr.attr.value == "shape":
+    if type(expr) is cst.Attribute and expr.attr.value == "shape":
         return expr.value
-    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "size" \
+    if type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value == "size" \
             and not expr.args:
         return expr.func.value
     return None

@@ -439,6 +439,15 @@ NN_LOSS_MODULES = frozenset(
     SoftMarginLoss TripletMarginLoss TripletMarginWithDistanceLoss
     """.split()
 )
+#: ``torch.nn`` losses that register a tensor they are given as a buffer: ``{loss: {argument:
+#: position}}`` (``nn.BCEWithLogitsLoss(weight, size_average, reduce, reduction, pos_weight)``)
+NN_LOSS_WEIGHTS = {
+    "BCELoss": {"weight": 0}, "BCEWithLogitsLoss": {"weight": 0, "pos_weight": 4},
+    "CrossEntropyLoss": {"weight": 0}, "NLLLoss": {"weight": 0}, "NLLLoss2d": {"weight": 0},
+    "MultiLabelSoftMarginLoss": {"weight": 0}, "MultiMarginLoss": {"weight": 2},
+}
+#: ``torch.nn.functional`` losses' tensor keyword arguments that must share the input's device
+FUNCTIONAL_LOSS_WEIGHTS = frozenset({"weight", "pos_weight"})
 #: ``torch.nn`` modules whose output has the shape of their input.
 NN_SHAPE_KEEPING_MODULES = frozenset({
     "ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Dropout", "LayerNorm", "Identity", "LeakyReLU",

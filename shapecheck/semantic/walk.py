@@ -25,9 +25,9 @@ def _subscript_parts(node: cst.Subscript) -> list:
     parts = [node.value]
     for element in node.slice:
         inner = element.slice
-        if isinstance(inner, cst.Index):
+        if type(inner) is cst.Index:
             parts.append(inner.value)
-        elif isinstance(inner, cst.Slice):
+        elif type(inner) is cst.Slice:
             parts.extend(p for p in (inner.lower, inner.upper, inner.step) if p is not None)
     return parts
 
@@ -82,19 +82,26 @@ _FIELDS: dict[type, Callable[[Any], Iterable[cst.CSTNode]]] = {
     cst.Del: lambda n: (n.target,),
     cst.Dict: lambda n: [
         v for e in n.elements
-        for v in ((e.key, e.value) if isinstance(e, cst.DictElement) else (e.value,))
+        for v in ((e.key, e.value) if type(e) is cst.DictElement else (e.value,))
     ],
     cst.StarredElement: lambda n: (n.value,),
     cst.ConcatenatedString: lambda n: (n.left, n.right),
-    cst.FormattedString: lambda n: [p.expression for p in n.parts if isinstance(p, cst.FormattedStringExpression)],
+    cst.FormattedString: lambda n: [p.expression for p in n.parts if type(p) is cst.FormattedStringExpression],
     cst.NamedExpr: lambda n: (n.target, n.value),
-    cst.Yield: lambda n: () if n.value is None or isinstance(n.value, cst.From) else (n.value,),
+    cst.Yield: lambda n: () if n.value is None or type(n.value) is cst.From else (n.value,),
     cst.ListComp: lambda n: (n.elt, n.for_in),
     cst.SetComp: lambda n: (n.elt, n.for_in),
     cst.GeneratorExp: lambda n: (n.elt, n.for_in),
     cst.DictComp: lambda n: (n.key, n.value, n.for_in),
     cst.CompFor: lambda n: [n.target, n.iter, *(i.test for i in n.ifs), *((n.inner_for_in,) if n.inner_for_in else ())],
 }
+
+
+def child_nodes(node: cst.CSTNode) -> Iterable[cst.CSTNode]:
+    """The children of ``node`` that can hold an expression (for the common node types, without
+    their tokens and whitespace)."""
+    fields = _FIELDS.get(type(node))
+    return fields(node) if fields is not None else node.children
 
 
 def walk(node: cst.CSTNode, *, into_defs: bool = False) -> Iterator[cst.CSTNode]:

@@ -50,7 +50,10 @@ class Net(nn.Module):
         ("w = torch.randn(3, requires_grad=True)\nreveal(nn.ReLU()(w))", (TENSOR, CPU, NON_LEAF)),
         ("reveal(nn.GELU()(torch.randn(3).cuda()))", (TENSOR, CUDA, NO_GRAD)),
         ("loss = nn.MSELoss()\nreveal(loss(torch.randn(3), torch.randn(3)))", (TENSOR, CPU, NO_GRAD)),
+        # the weight is a buffer of the loss, on the CPU like its inputs
         ("loss = nn.CrossEntropyLoss(weight=torch.ones(3))\nreveal(loss(torch.randn(2, 3), torch.tensor([0, 1])))",
+         (TENSOR, CPU, NO_GRAD)),
+        ("loss = nn.CrossEntropyLoss(weight=w)\nreveal(loss(torch.randn(2, 3), torch.tensor([0, 1])))",
          (TENSOR, None, None)),
         ("def f(m, x):\n    reveal(m(x))", (None, None, None)),
         # parameters of torch.nn layers

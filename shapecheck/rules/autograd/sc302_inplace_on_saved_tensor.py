@@ -53,6 +53,9 @@ out[mask] = 0`, `p = torch.exp(s); p /= p.sum(-1, keepdim=True)`) is flagged whe
 returned depends on it, grad mode is on and the op's input requires grad (computed from a
 layer of the module; not when the file turns `requires_grad` off). So is a method that `forward`
 calls as `self.<name>(...)` (unless `forward` has a `with` block that may turn grad mode off).
+An input an op saved is flagged there too (`y = h * self.w; h[:, 0] = 0`: the product saved `h`
+because the weight requires grad). A tensor computed from `forward`'s own input alone is not:
+whether that input requires grad depends on the caller (a module on data is correct).
 
 ## Why is this bad?
 Every tensor has a version counter that in-place ops bump. At `backward()`, autograd checks that
@@ -108,6 +111,10 @@ y.sum().backward()
         "        return g\n",
         _NET + "        return self.fc(x)\n    def predict(self, x, mask):\n"
         "        p = torch.sigmoid(self.fc(x))\n        p[mask] = 1.0\n        return p\n",
+        # a product with a number saves nothing; a buffer written step by step was saved by no op
+        _NET + "        h = self.fc(x)\n        y = h * 2.0\n        h[:, 0] = 0\n        return y + h\n",
+        _NET + "        buf = torch.zeros(x.shape[0], 3, 4)\n        h = x\n        for t in range(3):\n"
+        "            h = torch.tanh(self.fc(h))\n            buf[:, t] = h\n        return buf\n",
     )
     invalid = (
         "import torch\nx = torch.randn(3, requires_grad=True)\ny = x.exp()\ny.add_(1)  # <--\ny.sum().backward()\n",
@@ -131,6 +138,9 @@ y.sum().backward()
         "        return att\n",
         _NET + "        return self.fc(self._gate(x, mask))\n    def _gate(self, x, mask):\n"
         "        g = torch.sigmoid(self.fc(x))\n        g[mask] = 0.0  # <--\n        return g\n",
+        # `h * self.w` saves `h` (the weight requires grad): the output's backward needs it unchanged
+        _NET.replace("(4, 4)\n", "(4, 4)\n        self.w = nn.Parameter(torch.ones(4))\n")
+        + "        h = self.fc(x)\n        y = h * self.w\n        h[:, 0] = 0  # <--\n        return y\n",
     )
 
     def __init__(self) -> None:
@@ -149,13 +159,14 @@ y.sum().backward()
         if text is None or _FREEZES.search(text):
             return
         for record, changed in ctx.changed_saves(node.value):
-            if id(changed) in self._reported or record.role != "result":
+            if id(changed) in self._reported:
                 continue
             self._reported.add(id(changed))
             name = record.binding[0]
+            what = "its output" if record.role == "result" else f"`{name}`"
             ctx.report(
                 changed,
-                f"`{name}` is changed in place here, but `{record.op}` saved its output for "
+                f"`{name}` is changed in place here, but `{record.op}` saved {what} for "
                 f"backward, and `{function.name.value}` returns a value computed from it: backward through "
                 f"the module's output raises RuntimeError (one of the variables needed for "
                 f"gradient computation has been modified by an inplace operation); assign a new "

@@ -6,6 +6,7 @@ from typing import Optional
 
 import libcst as cst
 
+from shapecheck.rules.autograd.loss_calls import loss_prediction
 from shapecheck.rules.autograd.parameters import guessed_parameter, parameter_by_loop
 from shapecheck.rules.base import Example, Fix, Rule, register
 from shapecheck.rules.helpers.calls import dotted_name, method_call
@@ -14,13 +15,13 @@ from shapecheck.semantic.torch_api import LAYER_PARAMETER_NAMES, TENSOR_METADATA
 
 
 def _is_data_attr(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Attribute) and expr.attr.value == "data"
+    return type(expr) is cst.Attribute and expr.attr.value == "data"
 
 
 def _swaps_storage(statement: Optional[cst.CSTNode]) -> bool:
     """True for ``x.data = ...`` (also ``x.data, meta = ...``): the statement replaces a
     tensor's storage."""
-    if not isinstance(statement, cst.Assign):
+    if type(statement) is not cst.Assign:
         return False
     for target in statement.targets:
         elements = target.target.elements if isinstance(target.target, (cst.Tuple, cst.List)) else ()
@@ -49,7 +50,9 @@ Flags `t.data` on a tensor that requires grad or a parameter (`self.weight.data`
 for `p` in `model.parameters()`) whose values are read or changed through it. On tensors that
 do not require grad (`p.grad.data`, plain data) `.data` is harmless and not flagged. Reading only metadata
 (`w.data.shape`, `w.data.size()`) and replacing the whole storage (`w.data = new`, `w.data = f(w.data)`,
-the one use with no plain replacement) are not flagged.
+the one use with no plain replacement) are not flagged. A loss computed on `out.data`
+(`criterion(out.data, y)`, `F.mse_loss(out.data, y)`) whose `backward()` runs is flagged at
+the `backward()`, whatever `out` is: `.data` never requires grad.
 
 ## Why is this bad?
 `.data` returns the same storage with autograd switched off *and* without the version
@@ -85,6 +88,14 @@ gradient. It is safe where `t` is known to be a tensor that requires grad, and u
         "import torch\ndef load(dataset):\n    return dataset.data\n",
         "import torch\nimport torch.nn as nn\nlayer = nn.Linear(3, 3)\nn = layer.weight.data.shape[0]\n"
         "layer.weight.data = torch.zeros(4, 3)\n",
+        # a metric on `out.data`, and the loss on `out` itself
+        "import torch.nn as nn\ndef train(model, x, y):\n    criterion = nn.CrossEntropyLoss()\n    out = model(x)\n"
+        "    loss = criterion(out, y)\n    loss.backward()\n    err = criterion(out.data, y)\n    return err\n",
+        "def train(model, x, y, criterion):\n    out = model(x)\n    loss = criterion(out.data, y)\n"
+        "    loss.backward()\n",
+        # a function of the file that only reads what it is given
+        "import torch\ndef accuracy(output, target):\n    return (output.argmax(1) == target).float().mean()\n"
+        "def check(x, y):\n    out = torch.nn.Linear(3, 7)(x)\n    return accuracy(out.data, y)\n",
     )
     invalid = (
         Example(
@@ -93,6 +104,9 @@ gradient. It is safe where `t` is known to be a tensor that requires grad, and u
         ),
         "import torch\nw = torch.randn(3, requires_grad=True)\nw.data.mul_(0.5)  # <--\n",
         "import torch\nimport torch.nn as nn\nlayer = nn.Linear(3, 3)\nlayer.weight.data[0] = torch.zeros(3)  # <--\n",
+        # a function of the file that changes what it is given in place
+        "import torch\ndef scale(t):\n    t.mul_(2)\n    return t\n"
+        "def check(x):\n    out = torch.nn.Linear(3, 7)(x)\n    return scale(out.data)  # <--\n",
         "import torch\ndef shrink(model):\n    for p in model.parameters():\n        p.data.mul_(0.9)  # <--\n",
         Example(
             "import torch\ndef snapshot(model):\n    for p in model.parameters():\n"
@@ -100,6 +114,14 @@ gradient. It is safe where `t` is known to be a tensor that requires grad, and u
             unsafe_fixed="import torch\ndef snapshot(model):\n    for p in model.parameters():\n"
             "        print(p.detach().clone())  # <--\n",
         ),
+        # the loss never sees the graph of `out`
+        "import torch.nn as nn\ndef train(model, x, y):\n    criterion = nn.CrossEntropyLoss()\n    out = model(x)\n"
+        "    loss = criterion(out.data, y)\n    loss.backward()  # <--\n",
+        "import torch.nn.functional as F\ndef train(model, x, y):\n"
+        "    F.mse_loss(model(x).data, y).backward()  # <--\n",
+        "import torch.nn as nn\nclass Trainer:\n    def __init__(self, model):\n        self.model = model\n"
+        "        self.criterion = nn.CrossEntropyLoss()\n    def step(self, x, y):\n        out = self.model(x)\n"
+        "        loss = self.criterion(out.data, y)\n        loss.backward()  # <--\n",
     )
 
     def __init__(self) -> None:
@@ -108,22 +130,26 @@ gradient. It is safe where `t` is known to be a tensor that requires grad, and u
     @staticmethod
     def _is_tensor(expr: cst.BaseExpression, ctx) -> bool:
         """True when ``expr`` is a tensor that requires grad, or a parameter by its name."""
-        if isinstance(expr, cst.Attribute) and expr.attr.value == "grad":
+        if type(expr) is cst.Attribute and expr.attr.value == "grad":
             return False  # `p.grad.data`: a gradient does not require grad itself
         fact = ctx.fact(expr)
         if fact.requires_grad is not None:
             return fact.requires_grad
-        if isinstance(expr, cst.Attribute) and expr.attr.value in LAYER_PARAMETER_NAMES:
+        if type(expr) is cst.Attribute and expr.attr.value in LAYER_PARAMETER_NAMES:
             return True
         return parameter_by_loop(expr, ctx)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
-        """``t.data.numpy()`` and the other conversions of ``t.data``, with the ``.detach()`` fix."""
+        """``t.data.numpy()`` and the other conversions of ``t.data``, with the ``.detach()`` fix;
+        ``backward()`` of a loss computed on ``out.data``."""
         call = method_call(node)
+        if call is not None and call[1] == "backward":
+            self._backward_of_data(node, call[0], ctx)
+            return
         if call is None or call[1] not in _DETACH_SAFE or not _is_data_attr(call[0]):
             return
         attr = call[0]
-        if not isinstance(attr, cst.Attribute):
+        if type(attr) is not cst.Attribute:
             return
         if not self._is_tensor(attr.value, ctx):
             return
@@ -146,16 +172,19 @@ gradient. It is safe where `t` is known to be a tensor that requires grad, and u
         if node.attr.value != "data" or id(node) in self._done:
             return
         parent = ctx.parent
-        if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in _METADATA:
+        if type(parent) is cst.Attribute and parent.value is node and parent.attr.value in _METADATA:
             return  # `w.data.shape`, `w.data.size()`: metadata, the values are not touched
-        if isinstance(parent, cst.AssignTarget) or _swaps_storage(ctx.statement):
+        if type(parent) is cst.AssignTarget or _swaps_storage(ctx.statement):
             return  # `w.data = f(w.data)`: swaps the storage, the one use with no plain replacement
         ancestors = ctx.ancestors
-        if len(ancestors) >= 2 and isinstance(parent, cst.Arg) and isinstance(ancestors[-2], cst.Call):
+        if len(ancestors) >= 2 and type(parent) is cst.Arg and type(ancestors[-2]) is cst.Call:
             if dotted_name(ancestors[-2].func) in ("isinstance", "type"):
                 return  # `isinstance(w.data, DTensor)`: a type check
+            if ctx.only_reads(ancestors[-2], node):
+                return  # `accuracy(out.data, y)`: a function of the run that only reads it
         if not self._is_tensor(node.value, ctx):
             return
+        self._done.add(id(node))
         name = short(ctx, node.value)
         ctx.report(
             node,
@@ -163,4 +192,30 @@ gradient. It is safe where `t` is known to be a tensor that requires grad, and u
             f"autograd and to its version check, so gradients that needed the old values are "
             f"silently wrong; change `{name}` under `torch.no_grad()`, or read it with "
             f"`{name}.detach()`",
+        )
+
+    def _backward_of_data(self, node: cst.Call, root: cst.BaseExpression, ctx) -> None:
+        """``loss.backward()`` where ``loss`` is a loss computed on ``out.data`` (the call itself,
+        or a name bound to it on every path here)."""
+        values: tuple[cst.BaseExpression, ...] = (root,)
+        if type(root) is not cst.Call:
+            dotted = dotted_name(root)
+            values = ctx.assigned_values(dotted) if dotted is not None else ()
+        found = []
+        for value in values:
+            pred = loss_prediction(ctx, value) if type(value) is cst.Call else None
+            if pred is None or not _is_data_attr(pred):
+                return
+            found.append(pred)
+        if not found or any(id(p) in self._done for p in found):
+            return
+        pred = found[0]
+        assert type(pred) is cst.Attribute
+        name = short(ctx, pred.value)
+        ctx.report(
+            node,
+            f"`{short(ctx, root)}` is computed from `{name}.data`, which autograd does not see: "
+            f"no gradient reaches `{name}`, and `{short(ctx, node)}` raises RuntimeError (element 0 "
+            f"of tensors does not require grad) unless the target requires grad; compute the loss "
+            f"on `{name}`",
         )

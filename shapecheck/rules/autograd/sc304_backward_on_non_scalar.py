@@ -3,9 +3,13 @@ element."""
 
 from __future__ import annotations
 
+from typing import Optional
+
 import libcst as cst
 
 from shapecheck.rules.autograd.backward_calls import BACKWARD_WORDS
+from shapecheck.rules.autograd.broadcast_elements import broadcast_elements
+from shapecheck.rules.autograd.unreduced_loss import unreduced_loss
 from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.calls import keyword, method_call, positional, torch_name
 from shapecheck.rules.helpers.messages import short
@@ -24,7 +28,12 @@ class BackwardOnNonScalar(Rule):
     doc = """\
 ## What it does
 Flags `y.backward()` (and `torch.autograd.backward(y)`, `torch.autograd.grad(y, x)`) without a
-gradient argument, when `y` is known to hold more than one element.
+gradient argument, when `y` is known to hold more than one element: a known dim above 1, or a
+dim of unknown size (then it holds for generic sizes, and the message names the exception: `y`
+has one element). That covers a loss computed with `reduction="none"` (`nn.MSELoss(reduction=
+"none")`, `F.cross_entropy(..., reduction="none")`: one value per element), a column of an
+output (`output[:, i]` keeps the batch dim, whatever `i` is), and arithmetic on such a tensor
+(`(pred - y) ** 2`: broadcasting never shrinks a dim).
 
 ## Why is this bad?
 Without a gradient, autograd assumes `dy = 1`, which only makes sense for a single number. For
@@ -54,6 +63,31 @@ y.backward(torch.ones_like(y))        # or pass the vector of dy
         "    loss = F.nll_loss(output, target)\n    loss.backward()\n",
         # evidence of a tensor, but not of its rank: one element is possible
         "def step(out):\n    out = out.contiguous()\n    out.backward()\n",
+        # a reduction other than "none" gives a scalar; the per-sample losses reduced before backward
+        "import torch.nn as nn\ndef train(model, x, y):\n    criterion = nn.MSELoss(reduction=\"sum\")\n"
+        "    loss = criterion(model(x), y)\n    loss.backward()\n",
+        "import torch.nn as nn\ndef train(model, x, y, w):\n    criterion = nn.CrossEntropyLoss(reduction=\"none\")\n"
+        "    loss = criterion(model(x), y)\n    loss = (loss * w).mean()\n    loss.backward()\n",
+        "import torch\nimport torch.nn.functional as F\ndef train(model, x, y):\n"
+        "    loss = F.mse_loss(model(x), y, reduction=\"none\")\n    loss.backward(torch.ones_like(loss))\n",
+        "import torch.nn.functional as F\ndef train(model, x, y):\n"
+        "    loss = F.mse_loss(model(x), y, reduction=\"none\").mean()\n    loss.backward()\n",
+        # one element of the output: `output[0, 1]` may be 0-dim
+        "import torch.nn as nn\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.fc = nn.Linear(10, 3)\n    def forward(self, x):\n        return self.fc(x)\n"
+        "def saliency(x):\n    output = Net()(x)\n    output[0, 1].backward()\n    output[:, 1].sum().backward()\n",
+        "import torch\nimport torch.nn as nn\ndef grads(x):\n    out = nn.Linear(10, 3)(x)\n"
+        "    return torch.autograd.grad(out, x, grad_outputs=torch.ones_like(out))\n",
+        # the attribute may hold a reducing loss too
+        "import torch.nn as nn\nclass Trainer:\n    def __init__(self, model, reduce):\n        self.model = model\n"
+        "        self.criterion = nn.BCEWithLogitsLoss(reduction=\"none\")\n        if reduce:\n"
+        "            self.criterion = nn.BCEWithLogitsLoss()\n    def step(self, x, y):\n"
+        "        loss = self.criterion(self.model(x), y)\n        loss.backward()\n",
+        # one output per sample of a batch of unknown rank: `(4,)` in, one element out
+        "import torch.nn as nn\ndef fit(x, y):\n    pred = nn.Linear(4, 1)(x)\n    ((pred - y) ** 2).backward()\n",
+        "def fit(pred, y):\n    ((pred - y) ** 2).backward()\n",
+        "import torch.nn as nn\ndef fit(x, y):\n    pred = nn.Linear(4, 3)(x)\n"
+        "    ((pred - y) ** 2).mean().backward()\n",
     )
     invalid = (
         "import torch\ny = torch.tensor([1., 2., 3.], requires_grad=True)\ny.backward()  # <--\n",
@@ -64,6 +98,30 @@ y.backward(torch.ones_like(y))        # or pass the vector of dy
         "import torch.nn.functional as F\ndef train(model, data, target):\n    output = model(data)\n"
         "    loss = F.nll_loss(output, target)\n    output.backward()  # <--\n",
         "def step(x):\n    y = x.permute(0, 2, 1)\n    y.backward()  # <--\n",
+        # per-sample losses (reduction="none"): one value per element, a scalar only for a batch of one
+        "import torch.nn as nn\ndef train(model, loader, optimizer):\n    criterion = nn.MSELoss(reduction=\"none\")\n"
+        "    for x, y in loader:\n        optimizer.zero_grad()\n        loss = criterion(model(x), y)\n"
+        "        loss.backward()  # <--\n        optimizer.step()\n",
+        "import torch.nn as nn\ndef train(model, x, y):\n"
+        "    loss = nn.CrossEntropyLoss(reduction=\"none\")(model(x), y)\n    loss.backward()  # <--\n",
+        "import torch.nn.functional as F\ndef train(model, x, y):\n"
+        "    loss = F.mse_loss(model(x), y, reduction=\"none\")\n    loss.backward()  # <--\n",
+        "import torch.nn as nn\ndef train(model, x, y):\n    criterion = nn.L1Loss(reduce=False)\n"
+        "    criterion(model(x), y).backward()  # <--\n",
+        # a column of a 2-D output keeps the batch dim, whatever `class_idx` is
+        "import torch.nn as nn\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.fc = nn.Linear(10, 3)\n    def forward(self, x):\n        return self.fc(x)\n"
+        "def saliency(x, class_idx):\n    model = Net()\n    output = model(x)\n    score = output[:, class_idx]\n"
+        "    score.backward()  # <--\n",
+        "import torch\nimport torch.nn as nn\ndef grads(x):\n    out = nn.Linear(10, 3)(x)\n"
+        "    return torch.autograd.grad(out, x)  # <--\n",
+        # the loss module an attribute of a trainer: its methods assign it only this value
+        "import torch.nn as nn\nclass Trainer:\n    def __init__(self, model):\n        self.model = model\n"
+        "        self.criterion = nn.BCEWithLogitsLoss(reduction=\"none\")\n    def step(self, x, y):\n"
+        "        loss = self.criterion(self.model(x), y)\n        loss.backward()  # <--\n",
+        # broadcasting never shrinks a dim: the squared error has at least the elements of `pred`
+        "import torch.nn as nn\ndef fit(x, y):\n    pred = nn.Linear(4, 3)(x)\n    err = (pred - y) ** 2\n"
+        "    err.backward()  # <--\n",
     )
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
@@ -88,6 +146,10 @@ y.backward(torch.ones_like(y))        # or pass the vector of dy
         name = short(ctx, root)
         found = several_elements(fact, name) if fact is not None else None
         if found is None:
+            found = self._unreduced(ctx, root, name)
+        if found is None and (fact is None or fact.shape is None):
+            found = broadcast_elements(ctx, root, name)
+        if found is None:
             return
         described, condition = found
         unless = f" unless {condition}" if condition is not None else ""
@@ -98,3 +160,15 @@ y.backward(torch.ones_like(y))        # or pass the vector of dy
             f"outputs); reduce it first (`.sum()`, `.mean()`) or pass `gradient=`",
             condition=condition,
         )
+
+    @staticmethod
+    def _unreduced(ctx, root: cst.BaseExpression, name: str) -> Optional[tuple[str, Optional[str]]]:
+        """``(description, condition)`` for a loss computed with ``reduction="none"`` that is not
+        known to be 0-dim: one value per element, more than one unless the batch has one."""
+        how = unreduced_loss(ctx, root)
+        if how is None:
+            return None
+        shape = ctx.fact(root).shape
+        if shape is not None and shape.rest_at is None and all(d == 1 for d in shape.dims):
+            return None
+        return f"one value per element (it comes from {how})", f"`{name}` has one element"

@@ -7,7 +7,7 @@ from typing import Optional
 import libcst as cst
 
 from shapecheck.rules.base import Rule, register
-from shapecheck.rules.helpers.calls import is_name, keyword, method_call, positional, torch_name
+from shapecheck.rules.helpers.calls import dotted_name, is_name, keyword, method_call, positional, torch_name
 from shapecheck.rules.helpers.messages import short
 from shapecheck.rules.helpers.tensors import tensor_fact
 from shapecheck.semantic.facts import INT
@@ -31,7 +31,7 @@ def _factory_dtype_kind(ctx, node: cst.Call, factory: str) -> Optional[str]:
         return _literal_kind(args[0])
     if factory == "arange" and _int_range(ctx, node, args):
         return "int"
-    if factory == "full" and len(args) >= 2 and isinstance(args[1], cst.Integer):
+    if factory == "full" and len(args) >= 2 and type(args[1]) is cst.Integer:
         return "int"
     return None
 
@@ -41,8 +41,25 @@ def _int_range(ctx, node: cst.Call, args: list[cst.BaseExpression]) -> bool:
     ``x.size(0)``...): torch then builds an ``int64`` tensor."""
     bounds = list(args) + [kw.value for kw in (keyword(node, k) for k in ("start", "end", "step")) if kw is not None]
     return bool(bounds) and all(
-        isinstance(a, cst.Integer) or (tensor_fact(ctx, a) is None and ctx.fact(a).kind == INT) for a in bounds
+        type(a) is cst.Integer or (tensor_fact(ctx, a) is None and ctx.fact(a).kind == INT) for a in bounds
     )
+
+
+def _unknown_bounds(ctx, node: cst.Call) -> list[str]:
+    """The names of the bounds of ``torch.arange(...)`` whose type is unknown, when every other
+    bound is an int: the range is ``int64`` unless one of those is a float; empty otherwise."""
+    args = positional(node)
+    bounds = list(args) + [kw.value for kw in (keyword(node, k) for k in ("start", "end", "step")) if kw is not None]
+    unknown: list[str] = []
+    for a in bounds:
+        if type(a) is cst.Integer or (tensor_fact(ctx, a) is None and ctx.fact(a).kind == INT):
+            continue
+        dotted = dotted_name(a)
+        fact = ctx.fact(a)
+        if dotted is None or fact.kind is not None or fact.value is not None or fact.elems is not None:
+            return []
+        unknown.append(dotted)
+    return unknown
 
 
 def _literal_kind(expr: cst.BaseExpression) -> Optional[str]:
@@ -55,9 +72,9 @@ def _literal_kind(expr: cst.BaseExpression) -> Optional[str]:
             if not item.elements:
                 return None
             stack.extend(e.value for e in item.elements)
-        elif isinstance(item, cst.Integer):
+        elif type(item) is cst.Integer:
             kinds.add("int")
-        elif isinstance(item, cst.UnaryOperation) and isinstance(item.expression, cst.Integer):
+        elif type(item) is cst.UnaryOperation and type(item.expression) is cst.Integer:
             kinds.add("int")
         elif is_name(item, "True") or is_name(item, "False"):
             kinds.add("bool")
@@ -78,7 +95,9 @@ class GradOnIntegerTensor(Rule):
 ## What it does
 Flags `requires_grad=True` on a factory that builds an integer or boolean tensor
 (`torch.tensor([1, 2])`, `torch.arange(5)`, `torch.arange(len(xs))`, `torch.randint(...)`, `dtype=torch.long`), and
-`.requires_grad_()` or `nn.Parameter(...)` on a tensor known to be integer or boolean.
+`.requires_grad_()`, `t.requires_grad = True` or `nn.Parameter(...)` on a tensor known to be integer or
+boolean. `torch.arange(n)` with `n` of unknown type is flagged too, with the exception named:
+it is an `int64` range unless `n` is a float.
 
 ## Why is this bad?
 Gradients exist only for floating point and complex tensors: torch raises `RuntimeError: Only
@@ -104,7 +123,13 @@ w = torch.tensor([1, 2], dtype=torch.float32, requires_grad=True)
         "import torch\nw = torch.zeros(3, requires_grad=True)\n",
         "import torch\ndef f(xs):\n    return torch.arange(0, len(xs), 0.5, requires_grad=True)\n",
         "import torch\ndef f(xs):\n    return torch.arange(len(xs), dtype=torch.float32, requires_grad=True)\n",
-        "import torch\ndef f(n):\n    return torch.arange(n, requires_grad=True)\n",
+        "import torch\ndef f(n):\n    return torch.arange(n, dtype=torch.float32, requires_grad=True)\n",
+        "import torch\ndef f(n):\n    return torch.arange(0.0, n, requires_grad=True)\n",
+        "import torch\ndef f(n):\n    return torch.arange(n, requires_grad=False)\n",
+        "import torch\nimport torch.nn as nn\ndef positions(n):\n"
+        "    return nn.Parameter(torch.arange(n), requires_grad=False)\n",
+        "import torch\nw = torch.tensor([1.0, 2.0])\nw.requires_grad = True\nidx = torch.tensor([1, 2])\n"
+        "idx.requires_grad = False\n",
         "import torch\nx = torch.randn(5, 3)\nt = torch.arange(x.size(0) / 2, requires_grad=True)\n",
     )
     invalid = (
@@ -114,6 +139,12 @@ w = torch.tensor([1, 2], dtype=torch.float32, requires_grad=True)
         "import torch\nidx = torch.randint(0, 10, (4,))\nidx.requires_grad_()  # <--\n",
         "import torch\ndef f(xs):\n    return torch.arange(len(xs), requires_grad=True)  # <--\n",
         "import torch\nx = torch.randn(5, 3)\nt = torch.arange(1, x.size(0), requires_grad=True)  # <--\n",
+        # an int64 range unless `n` is a float
+        "import torch\ndef f(n):\n    return torch.arange(n, requires_grad=True)  # <--\n",
+        "import torch\ndef positions(seq_len):\n    pos = torch.arange(0, seq_len, requires_grad=True)  # <--\n"
+        "    return pos\n",
+        "import torch\nimport torch.nn as nn\ndef positions(n):\n    return nn.Parameter(torch.arange(n))  # <--\n",
+        "import torch\nidx = torch.tensor([1, 2, 3])\nidx.requires_grad = True  # <--\n",
     )
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
@@ -127,6 +158,11 @@ w = torch.tensor([1, 2], dtype=torch.float32, requires_grad=True)
             kind = _factory_dtype_kind(ctx, node, name)
             if kind is not None:
                 self._report(node, short(ctx, node, 50), kind, ctx)
+            elif name == "arange" and keyword(node, "dtype") is None:
+                unknown = _unknown_bounds(ctx, node)
+                if unknown:
+                    floats = " or ".join(f"`{u}`" for u in unknown)
+                    self._report(node, short(ctx, node, 50), "int", ctx, f"{floats} is a float")
             return
         if name in PARAMETER_CLASSES:
             args = positional(node)
@@ -136,6 +172,12 @@ w = torch.tensor([1, 2], dtype=torch.float32, requires_grad=True)
             fact = tensor_fact(ctx, args[0])
             if fact is not None and fact.dtype_kind in ("int", "bool"):
                 self._report(node, short(ctx, args[0]), fact.dtype_kind, ctx)
+            elif type(args[0]) is cst.Call and torch_name(ctx, args[0].func) == "arange" \
+                    and keyword(args[0], "dtype") is None:
+                unknown = _unknown_bounds(ctx, args[0])
+                if unknown:
+                    floats = " or ".join(f"`{u}`" for u in unknown)
+                    self._report(node, short(ctx, args[0]), "int", ctx, f"{floats} is a float")
             return
         call = method_call(node)
         if name is None and call is not None and call[1] == "requires_grad_":
@@ -146,11 +188,24 @@ w = torch.tensor([1, 2], dtype=torch.float32, requires_grad=True)
             if fact is not None and fact.dtype_kind in ("int", "bool"):
                 self._report(node, short(ctx, call[0]), fact.dtype_kind, ctx)
 
-    def _report(self, node: cst.CSTNode, what: str, kind: str, ctx) -> None:
+    def visit_Assign(self, node: cst.Assign, ctx) -> None:
+        """``t.requires_grad = True`` on a tensor known to be integer or boolean."""
+        if not is_name(node.value, "True"):
+            return
+        for target in node.targets:
+            attr = target.target
+            if type(attr) is cst.Attribute and attr.attr.value == "requires_grad":
+                fact = tensor_fact(ctx, attr.value)
+                if fact is not None and fact.dtype_kind in ("int", "bool"):
+                    self._report(node, short(ctx, attr.value), fact.dtype_kind, ctx)
+
+    def _report(self, node: cst.CSTNode, what: str, kind: str, ctx, condition: Optional[str] = None) -> None:
         words = "an integer" if kind == "int" else "a boolean"
+        unless = f" unless {condition}" if condition is not None else ""
         ctx.report(
             node,
-            f"`{what}` is {words} tensor, and only floating point and complex tensors can "
-            f"require gradients: torch raises RuntimeError; use a float dtype "
-            f"(`1.0` literals or `dtype=torch.float32`)",
+            f"`{what}` is {words} tensor{' (arange of ints is int64)' if condition else ''}, and only "
+            f"floating point and complex tensors can require gradients: torch raises "
+            f"RuntimeError{unless}; use a float dtype (`1.0` literals or `dtype=torch.float32`)",
+            condition=condition,
         )

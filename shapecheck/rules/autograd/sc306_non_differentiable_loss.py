@@ -6,10 +6,12 @@ from typing import Optional
 
 import libcst as cst
 
+from shapecheck.rules.autograd.loss_calls import loss_prediction
 from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.calls import dotted_name, keyword, method_call, positional, torch_name
 from shapecheck.rules.helpers.messages import short
-from shapecheck.semantic.no_gradient import DETACHED
+from shapecheck.semantic.facts import NO_GRAD, TENSOR
+from shapecheck.semantic.no_gradient import DETACHED, PYTHON_NUMBER
 from shapecheck.semantic.torch_api import FUNCTIONAL_LOSSES
 
 
@@ -37,6 +39,9 @@ instance...) and the receiver of `.backward()` when it comes from `argmax`, `arg
 on one branch of an `if` only is not flagged. An error rate or accuracy (`(pred != y).float().mean()`,
 `1 - acc`) is such a value too, and so is a loss copied into a new tensor (`torch.tensor(loss)`,
 `torch.Tensor([loss.item()])`, with or without `requires_grad=True`) whose `backward()` runs.
+So is a loss whose prediction does not require grad (`criterion(out.detach(), y)`, `out`
+computed under `torch.no_grad()`) when its `backward()` runs, and `.backward()` on a Python
+number (`loss = criterion(out, y).item()`).
 
 ## Why is this bad?
 `argmax`, `argmin`, indices and comparisons return integers or booleans with no gradient, so
@@ -75,6 +80,16 @@ loss = F.cross_entropy(logits, target)    # the loss on the scores
         _TRAIN + "loss = F.cross_entropy(net(x), y)\nloss.backward()\nhistory = torch.tensor([loss.item()])\n"
         "err = 1 - net(x).argmax(1).eq(y).float().mean()\n",
         _TRAIN + "loss = torch.Tensor(F.cross_entropy(net(x), y))\nloss.backward()\n",
+        # a detached input to the discriminator, whose own parameters still require grad; a metric
+        "import torch.nn as nn\ndef step(D, G, z, zeros):\n    criterion = nn.BCELoss()\n    fake = G(z)\n"
+        "    d_loss = criterion(D(fake.detach()), zeros)\n    d_loss.backward()\n",
+        _TRAIN + "out = net(x)\nloss = F.cross_entropy(out, y)\nloss.backward()\n"
+        "err = F.cross_entropy(out.detach(), y)\n",
+        # `.item()` only to log; backward on the tensor
+        "import torch.nn as nn\ndef train(model, x, y):\n    criterion = nn.CrossEntropyLoss()\n"
+        "    loss = criterion(model(x), y)\n    loss.backward()\n    total = loss.item()\n    return total\n",
+        "def train(model, loader, criterion):\n    running = 0.0\n    for x, y in loader:\n"
+        "        loss = criterion(model(x), y)\n        loss.backward()\n        running += loss.item()\n",
     )
     invalid = (
         "import torch\nimport torch.nn as nn\nloss_fn = nn.MSELoss()\nlogits = torch.randn(4, 3, requires_grad=True)\n"
@@ -90,6 +105,19 @@ loss = F.cross_entropy(logits, target)    # the loss on the scores
         "loss.backward()  # <--\n",
         _TRAIN + "loss = F.cross_entropy(net(x), y)\ntotal = torch.Tensor([loss.item()])\ntotal.requires_grad = True\n"
         "total.backward()  # <--\n",
+        # `.item()` returns a Python number whatever its receiver (a tensor, a NumPy value)
+        "import torch.nn as nn\ndef train(model, x, y):\n    criterion = nn.CrossEntropyLoss()\n"
+        "    loss = criterion(model(x), y).item()\n    loss.backward()  # <--\n",
+        # a new leaf built from the number: nothing upstream gets a gradient
+        "import torch\nimport torch.nn as nn\ndef train(model, x, y):\n    criterion = nn.CrossEntropyLoss()\n"
+        "    loss_val = criterion(model(x), y).item()\n    loss = torch.tensor(loss_val, requires_grad=True)\n"
+        "    loss.backward()  # <--\n",
+        "import torch\ndef train(model, x, y, criterion):\n    loss = criterion(model(x), y)\n"
+        "    loss = torch.tensor(loss.item())\n    loss.backward()  # <--\n",
+        # the prediction detached, or computed with grad mode off: the loss has no graph to the model
+        "import torch.nn as nn\ndef train(model, x, y):\n    criterion = nn.CrossEntropyLoss()\n    out = model(x)\n"
+        "    loss = criterion(out.detach(), y)\n    loss.backward()  # <--\n",
+        _TRAIN + "with torch.no_grad():\n    out = net(x)\nloss = F.cross_entropy(out, y)\nloss.backward()  # <--\n",
     )
 
     @staticmethod
@@ -99,7 +127,7 @@ loss = F.cross_entropy(logits, target)    # the loss on the scores
 
     @staticmethod
     def _is_loss_constructor(value: cst.BaseExpression, ctx) -> bool:
-        if not isinstance(value, cst.Call):
+        if type(value) is not cst.Call:
             return False
         name = torch_name(ctx, value.func)
         return name is not None and name.startswith("nn.") and name.endswith("Loss")
@@ -127,18 +155,55 @@ loss = F.cross_entropy(logits, target)    # the loss on the scores
             return
         call = method_call(node)
         if call is not None and call[1] == "backward" and torch_name(ctx, node.func) is None:
+            if self._detached_prediction(node, call[0], ctx):
+                return
             source = self._source(call[0], ctx)
-            if source is None and isinstance(call[0], cst.Call):
+            if source is None and type(call[0]) is cst.Call:
                 inner = method_call(call[0])
                 if inner is not None and inner[1] in ("sum", "mean"):
                     source = self._source(inner[0], ctx)
-            if source is not None:
+            if source == PYTHON_NUMBER:
+                ctx.report(
+                    node,
+                    f"`{short(ctx, call[0])}` is a Python number (`.item()` took it out of the "
+                    f"tensor): `{short(ctx, node)}` raises AttributeError ('float' object has no "
+                    f"attribute 'backward'); call `backward()` on the loss tensor, and `.item()` "
+                    f"only to log it",
+                )
+            elif source is not None:
                 ctx.report(
                     node,
                     f"`{short(ctx, call[0])}` comes from {source}, which has no useful "
                     f"gradient: `backward()` raises RuntimeError (element 0 of tensors does not "
                     f"require grad) or computes zero gradients",
                 )
+
+    @staticmethod
+    def _detached_prediction(node: cst.Call, root: cst.BaseExpression, ctx) -> bool:
+        """Report ``loss.backward()`` where ``loss`` is a loss (the call itself, or a name bound to
+        one on every path here) whose prediction does not require grad (``out.detach()``, a
+        tensor computed under ``torch.no_grad()``); ``out.data`` is SC303's."""
+        values: tuple[cst.BaseExpression, ...] = (root,)
+        if type(root) is not cst.Call:
+            dotted = dotted_name(root)
+            values = ctx.assigned_values(dotted) if dotted is not None else ()
+        preds = [loss_prediction(ctx, v) if type(v) is cst.Call else None for v in values]
+        if not preds or any(p is None for p in preds):
+            return False
+        pred = preds[0]
+        assert pred is not None
+        if type(pred) is cst.Attribute and pred.attr.value == "data":
+            return False
+        if any(ctx.fact(p).kind not in (TENSOR, None) or ctx.fact(p).grad != NO_GRAD for p in preds):
+            return False
+        ctx.report(
+            node,
+            f"the loss `{short(ctx, root)}` is computed from `{short(ctx, pred)}`, which does not "
+            f"require grad: no gradient reaches the model, and `{short(ctx, node)}` raises "
+            f"RuntimeError (element 0 of tensors does not require grad) unless the target "
+            f"requires grad; compute the loss on the model's output, with grad mode on",
+        )
+        return True
 
     def _prediction(self, node: cst.Call, ctx) -> Optional[cst.BaseExpression]:
         name = torch_name(ctx, node.func)
@@ -149,6 +214,6 @@ loss = F.cross_entropy(logits, target)    # the loss on the scores
         dotted = dotted_name(node.func)
         if dotted is not None and args and self._is_loss_module(node.func, ctx):
             return args[0]
-        if isinstance(node.func, cst.Call) and self._is_loss_constructor(node.func, ctx) and args:
+        if type(node.func) is cst.Call and self._is_loss_constructor(node.func, ctx) and args:
             return args[0]
         return None

@@ -124,8 +124,8 @@ class Net(nn.Module):
         if statement is None or _under_if(function, statement):
             return
         parent = ctx.parent
-        applied = isinstance(parent, cst.Call) and parent.func is node
-        if not applied and isinstance(statement, cst.Assign) and statement.value is node \
+        applied = type(parent) is cst.Call and parent.func is node
+        if not applied and type(statement) is cst.Assign and statement.value is node \
                 and len(statement.targets) == 1:
             target = dotted_name(statement.targets[0].target)
             applied = target is not None and _called(function, target)

@@ -10,6 +10,7 @@ from typing import Union
 import libcst as cst
 
 from shapecheck.rules.autograd.backward_calls import backward_root
+from shapecheck.rules.autograd.zero_grad_order import zeroed_before_step
 from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.calls import dotted_name, is_name, keyword, method_call, positional, torch_name
 from shapecheck.rules.helpers.messages import short
@@ -30,7 +31,7 @@ def _optimizer_like(ctx, expr: cst.BaseExpression) -> bool:
 
 def _zeroes_grads(ctx, node: cst.CSTNode) -> bool:
     """True for ``*.zero_grad(...)``, ``*zero_grad*()``, ``p.grad = None``, ``p.grad.zero_()``."""
-    if isinstance(node, cst.Call):
+    if type(node) is cst.Call:
         dotted = dotted_name(node.func)
         if dotted is not None and "zero_grad" in dotted.split(".")[-1]:
             return True
@@ -41,7 +42,7 @@ def _zeroes_grads(ctx, node: cst.CSTNode) -> bool:
                 return True  # p.grad.zero_(), p.grad.data.zero_()
     if isinstance(node, (cst.Assign, cst.Del)):
         targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
-        return any(isinstance(t, cst.Attribute) and t.attr.value == "grad" for t in targets)
+        return any(type(t) is cst.Attribute and t.attr.value == "grad" for t in targets)
     return False
 
 
@@ -72,11 +73,16 @@ Flags two mistakes of training loops:
   that calls `zero_grad()` clears the gradients, one that calls `backward()` runs a backward pass.
 - a second `backward()` through the same graph without `retain_graph=True` on the first: the
   same loss twice in a row, or a loss computed before a loop and back-propagated inside it.
+- `optimizer.zero_grad()` between `loss.backward()` and `optimizer.step()` (or
+  `scaler.step(optimizer)`) in one block: the step sees cleared gradients. The receiver needs
+  no type: `.zero_grad()` and `.step()` on one name after a `backward()` is an optimizer's use.
 
 ## Why is this bad?
 `backward()` adds into `.grad`; without clearing, every step applies the sum of all gradients so
 far and training diverges, with no error. A backward pass frees the graph's saved tensors; the
 second one raises `RuntimeError: Trying to backward through the graph a second time`.
+Gradients cleared before the step leave it nothing to apply (`None` grads are skipped): the
+parameters never change, with no error.
 
 ## Example
 ```python
@@ -125,6 +131,19 @@ losses and call `backward()` once.
         "        loss = loss_fn(model(x), y)\n        loss.backward()\n        optimizer.step()\n"
         "def reset_grad(optimizer):\n    clear(optimizer)\n"
         "def clear(opt):\n    opt.zero_grad(set_to_none=True)\n",
+        # zero_grad after the step (also with gradient accumulation), or of another object
+        "def train(model, loader, loss_fn, optimizer):\n    for x, y in loader:\n"
+        "        loss = loss_fn(model(x), y)\n        loss.backward()\n        optimizer.step()\n"
+        "        optimizer.zero_grad(set_to_none=True)\n",
+        "def train(model, loader, loss_fn, optimizer, gan_opt):\n    for x, y in loader:\n"
+        "        optimizer.zero_grad()\n        loss = loss_fn(model(x), y)\n        loss.backward()\n"
+        "        gan_opt.zero_grad()\n        optimizer.step()\n",
+        "def train(model, x, y, loss_fn, opt):\n    for _ in range(3):\n        loss = loss_fn(model(x), y)\n"
+        "        loss.backward()\n        opt.zero_grad()\n        def closure():\n            opt.zero_grad()\n"
+        "            out = loss_fn(model(x), y)\n            out.backward()\n            return out\n"
+        "        opt.step(closure)\n",
+        "def step(model, x, y, loss_fn, opt, aux):\n    loss_fn(model(x), y).backward()\n    opt.zero_grad()\n"
+        "    aux(model).backward()\n    opt.step()\n",
     )
     invalid = (
         "def train(model, loader, loss_fn, optimizer):\n    for x, y in loader:\n        loss = loss_fn(model(x), y)\n"
@@ -140,6 +159,13 @@ losses and call `backward()` once.
         "    def reset(self):\n        self.optimizer.step()\n"
         "    def fit(self, model, loader, loss_fn):\n        for x, y in loader:\n            self.reset()\n"
         "            loss_fn(model(x), y).backward()\n            self.optimizer.step()  # <--\n",
+        # the gradients are cleared between backward() and step(): the step applies nothing
+        "def train(model, loader, criterion, optimizer):\n    for x, y in loader:\n        out = model(x)\n"
+        "        loss = criterion(out, y)\n        loss.backward()\n        optimizer.zero_grad()  # <--\n"
+        "        optimizer.step()\n",
+        "def train_step(model, x, y, criterion, optimizer, scaler):\n    loss = criterion(model(x), y)\n"
+        "    scaler.scale(loss).backward()\n    optimizer.zero_grad()  # <--\n    scaler.step(optimizer)\n"
+        "    scaler.update()\n",
     )
 
     def __init__(self) -> None:
@@ -151,7 +177,7 @@ losses and call `backward()` once.
         steps: list[cst.Call] = []
         zeroed = False
         for inner in walk(node.body):
-            if isinstance(inner, cst.Call):
+            if type(inner) is cst.Call:
                 call = method_call(inner)
                 if backward_root(ctx, inner) is not None and torch_name(ctx, inner.func) != "autograd.grad":
                     backward = True
@@ -180,13 +206,35 @@ losses and call `backward()` once.
 
     def visit_For(self, node: cst.For, ctx) -> None:
         """A ``for`` loop that steps an optimizer after ``backward()`` and never clears the
-        gradients."""
+        gradients, or clears them between the two."""
         self._loop(node, ctx)
+        self._zeroed_too_late(node, ctx)
 
     def visit_While(self, node: cst.While, ctx) -> None:
         """A ``while`` loop that steps an optimizer after ``backward()`` and never clears the
-        gradients."""
+        gradients, or clears them between the two."""
         self._loop(node, ctx)
+        self._zeroed_too_late(node, ctx)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef, ctx) -> None:
+        """A training step that clears the gradients between ``backward()`` and ``step()``."""
+        self._zeroed_too_late(node, ctx)
+
+    # -- zero_grad between backward and step -------------------------------------------------
+    def _zeroed_too_late(self, node: Union[cst.For, cst.While, cst.FunctionDef], ctx) -> None:
+        if type(node.body) is not cst.IndentedBlock:
+            return
+        for zero, step, optimizer in zeroed_before_step(ctx, node.body.body):
+            if id(zero) in self._reported:
+                continue
+            self._reported.add(id(zero))
+            ctx.report(
+                zero,
+                f"`{short(ctx, zero)}` runs after `backward()` and before `{short(ctx, step)}`: "
+                f"it clears the gradients just computed, so the step updates `{optimizer}`'s "
+                f"parameters with none (no error, the model does not train); call it before "
+                f"`backward()`",
+            )
 
     # -- backward twice ---------------------------------------------------------------------
     def visit_Call(self, node: cst.Call, ctx) -> None:
@@ -227,16 +275,16 @@ losses and call `backward()` once.
     @staticmethod
     def _computed(value: cst.BaseExpression, ctx) -> bool:
         """True when ``value`` is an op result (a graph), not a fresh factory or a parameter."""
-        if isinstance(value, cst.BinaryOperation):
+        if type(value) is cst.BinaryOperation:
             return True
-        if isinstance(value, cst.Call):
+        if type(value) is cst.Call:
             name = torch_name(ctx, value.func)
             return name is None or name not in FACTORIES | PARAMETER_CLASSES
         return False
 
     def _assigned_in(self, loop: cst.CSTNode, name: str, ctx) -> bool:
         for inner in walk(loop):
-            if isinstance(inner, cst.Assign):
+            if type(inner) is cst.Assign:
                 for target in inner.targets:
                     if name in names_read(target.target):
                         return True

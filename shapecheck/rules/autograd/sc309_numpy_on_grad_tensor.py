@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import libcst as cst
 
+from shapecheck.rules.autograd.backward_evidence import backpropagated
 from shapecheck.rules.autograd.parameters import guessed_parameter
 from shapecheck.rules.base import Example, Fix, Rule, register
-from shapecheck.rules.helpers.calls import method_call
+from shapecheck.rules.helpers.calls import method_call, positional
 from shapecheck.rules.helpers.messages import short
 from shapecheck.rules.helpers.tensors import tensor_fact
+from shapecheck.semantic.facts import NON_LEAF, TENSOR
 
 
 @register
@@ -22,8 +24,9 @@ class NumpyOnGradTensor(Rule):
     fixable = True
     doc = """\
 ## What it does
-Flags `t.numpy()` where `t` requires grad: a leaf created with `requires_grad=True` or an
-`nn.Parameter` (even under `torch.no_grad()`), or a result computed from one with grad mode on.
+Flags `t.numpy()`, `np.asarray(t)` and `np.array(t)` where `t` requires grad: a leaf created
+with `requires_grad=True` or an `nn.Parameter` (even under `torch.no_grad()`), or a result
+computed from one with grad mode on (the output of a trained layer).
 
 ## Why is this bad?
 A NumPy array cannot carry an autograd history, and torch refuses to drop it silently:
@@ -53,6 +56,16 @@ variable of a loop over `.parameters()` of an object not known to be a module.
         "    loss = F.nll_loss(output, target)\n    value = loss.numpy()\n",
         "import torch\nimport torch.nn.functional as F\nw = torch.randn(3, 3, requires_grad=True)\n"
         "def predict(x):\n    with torch.no_grad():\n        y = F.linear(x, w)\n    return y.numpy()\n",
+        "import numpy as np\nimport torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.fc = nn.Linear(4, 4)\n    def forward(self, x):\n"
+        "        return np.asarray(self.fc(x).detach())\n",
+        # rebound to a detached copy after the backward pass
+        "import torch.nn.functional as F\ndef train(model, data, target):\n    loss = F.nll_loss(model(data), target)\n"
+        "    loss.backward()\n    loss = loss.detach()\n    print(loss.numpy())\n",
+        "import numpy as np\nimport torch\nimport torch.nn as nn\nclass E(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.embed = nn.Embedding(10, 4)\n"
+        "def use(x):\n    model = E()\n    with torch.no_grad():\n        emb = model.embed(x).numpy()\n"
+        "    return np.array(x)\n",
     )
     invalid = (
         # F.linear takes a tensor: `x` is one, and the result requires grad through `w`
@@ -70,16 +83,51 @@ variable of a loop over `.parameters()` of an object not known to be a module.
             "import torch\nw = torch.randn(3, requires_grad=True)\ny = w * 2\na = y.numpy()  # <--\n",
             fixed="import torch\nw = torch.randn(3, requires_grad=True)\ny = w * 2\na = y.detach().numpy()  # <--\n",
         ),
+        # NumPy converts through `.numpy()`: the output of a trained layer requires grad
+        Example(
+            "import numpy as np\nimport torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n"
+            "        super().__init__()\n        self.fc = nn.Linear(4, 4)\n    def forward(self, x):\n"
+            "        h = self.fc(x)\n        return np.asarray(h)  # <--\n",
+            fixed="import numpy as np\nimport torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n"
+            "        super().__init__()\n        self.fc = nn.Linear(4, 4)\n    def forward(self, x):\n"
+            "        h = self.fc(x)\n        return np.asarray(h.detach())  # <--\n",
+        ),
+        # `loss.backward()` in the same function: `loss` requires grad
+        Example(
+            "import torch.nn.functional as F\ndef train(model, loader, optimizer):\n    for data, target in loader:\n"
+            "        loss = F.nll_loss(model(data), target)\n        loss.backward()\n        optimizer.step()\n"
+            "        print(loss.numpy())  # <--\n",
+            fixed="import torch.nn.functional as F\ndef train(model, loader, optimizer):\n"
+            "    for data, target in loader:\n        loss = F.nll_loss(model(data), target)\n"
+            "        loss.backward()\n        optimizer.step()\n"
+            "        print(loss.detach().numpy())  # <--\n",
+        ),
+        # a layer of a module of the file, called directly
+        Example(
+            "import torch.nn as nn\nclass E(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.embed = nn.Embedding(10, 4)\n"
+            "def use(x):\n    model = E()\n    emb = model.embed(x).numpy()  # <--\n",
+            fixed="import torch.nn as nn\nclass E(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.embed = nn.Embedding(10, 4)\n"
+            "def use(x):\n    model = E()\n    emb = model.embed(x).detach().numpy()  # <--\n",
+        ),
     )
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
-        """``t.numpy()`` on a tensor that requires grad."""
+        """``t.numpy()``, ``np.asarray(t)`` and ``np.array(t)`` on a tensor that requires grad."""
+        if ctx.qualname(node.func) in _CONVERTERS:
+            self._converted(node, ctx)
+            return
         call = method_call(node)
         if call is None or call[1] != "numpy" or node.args:
             return
         receiver = call[0]
-        fact = tensor_fact(ctx, receiver)
-        if fact is None or fact.requires_grad is not True:
+        fact = ctx.fact(receiver)
+        because = ""
+        if fact.requires_grad is None and fact.kind in (TENSOR, None) and backpropagated(ctx, receiver):
+            fact = fact.with_(kind=TENSOR, grad=NON_LEAF)
+            because = f" (this function calls `{short(ctx, receiver)}.backward()`)"
+        if fact.kind != TENSOR or fact.requires_grad is not True:
             return
         detached = cst.Call(func=cst.Attribute(value=receiver, attr=cst.Name("detach")))
         # Unsafe on a loop over `.parameters()` of an object not known to be a module: another
@@ -89,7 +137,30 @@ variable of a loop over `.parameters()` of an object not known to be a module.
         name = short(ctx, receiver)
         ctx.report(
             node,
-            f"`{name}` requires grad, so `{name}.numpy()` raises RuntimeError (Can't call "
+            f"`{name}` requires grad{because}, so `{name}.numpy()` raises RuntimeError (Can't call "
             f"numpy() on Tensor that requires grad); use `{name}.detach().numpy()`",
             fix=fix,
         )
+
+    def _converted(self, node: cst.Call, ctx) -> None:
+        """``np.asarray(t)``/``np.array(t)``: NumPy reads the tensor through ``t.numpy()``."""
+        args = positional(node)
+        if not args or len(args) != len(node.args):
+            return
+        fact = tensor_fact(ctx, args[0])
+        if fact is None or fact.requires_grad is not True:
+            return
+        name = short(ctx, args[0])
+        detached = cst.Call(func=cst.Attribute(value=args[0], attr=cst.Name("detach")))
+        fix = Fix(args[0], detached, safe=not guessed_parameter(args[0], ctx))
+        ctx.report(
+            node,
+            f"`{name}` requires grad, so `{short(ctx, node)}` raises RuntimeError (Can't call "
+            f"numpy() on Tensor that requires grad: NumPy converts the tensor with `.numpy()`); "
+            f"pass `{name}.detach()`",
+            fix=fix,
+        )
+
+
+#: NumPy functions that convert a tensor through its ``__array__`` (``Tensor.numpy()``)
+_CONVERTERS = frozenset({"numpy.asarray", "numpy.array", "numpy.asanyarray"})

@@ -13,6 +13,7 @@ from shapecheck.semantic.torch_api import (
     CONCAT_FUNCTIONS,
     DEVICE_MATCHING_FUNCTIONS,
     DEVICE_MATCHING_METHODS,
+    FUNCTIONAL_LOSS_WEIGHTS,
     FUNCTIONAL_LOSSES,
     MASK_METHODS,
     NN_LOSS_MODULES,
@@ -24,19 +25,20 @@ _DEVICE_OPERATORS = ARITHMETIC_OPERATORS + (cst.MatrixMultiply, cst.BitAnd, cst.
 
 def same_device_operands(ctx, node: cst.CSTNode) -> Optional[tuple[str, list[cst.BaseExpression]]]:
     """``(what, tensor operands)`` for an op whose operands must share a device."""
-    if isinstance(node, cst.BinaryOperation):
+    if type(node) is cst.BinaryOperation:
         if isinstance(node.operator, _DEVICE_OPERATORS):
             return ctx.source(node.operator).strip(), [node.left, node.right]
         return None
-    if not isinstance(node, cst.Call):
+    if type(node) is not cst.Call:
         return None
     name = torch_name(ctx, node.func)
     args = positional(node)
     loss = _loss(ctx, node, name)
     if loss is not None:
-        return loss, args
+        weights = [a.value for a in node.args if a.keyword is not None and a.keyword.value in FUNCTIONAL_LOSS_WEIGHTS]
+        return loss, args + weights
     if name in CONCAT_FUNCTIONS and args and isinstance(args[0], (cst.List, cst.Tuple)):
-        return f"torch.{name}", [e.value for e in args[0].elements if isinstance(e, cst.Element)]
+        return f"torch.{name}", [e.value for e in args[0].elements if type(e) is cst.Element]
     if name in DEVICE_MATCHING_FUNCTIONS:
         if name == "einsum":
             args = args[1:]

@@ -30,7 +30,7 @@ def known_device(fact: Fact) -> Optional[Device]:
 
 def _smalls(stmts: Sequence[cst.CSTNode]) -> Iterator[cst.BaseSmallStatement]:
     for stmt in stmts:
-        if isinstance(stmt, cst.SimpleStatementLine):
+        if type(stmt) is cst.SimpleStatementLine:
             yield from stmt.body
         elif not isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             for block in sub_blocks(stmt):
@@ -40,10 +40,10 @@ def _smalls(stmts: Sequence[cst.CSTNode]) -> Iterator[cst.BaseSmallStatement]:
 def _factory_root(ctx, expr: cst.BaseExpression) -> Optional[cst.Call]:
     """The torch factory call without ``device=`` that ``expr`` is (or a method chain on one)."""
     while True:
-        if isinstance(expr, cst.Call) and torch_name(ctx, expr.func) in FACTORIES | {"from_numpy"}:
+        if type(expr) is cst.Call and torch_name(ctx, expr.func) in FACTORIES | {"from_numpy"}:
             return expr if keyword(expr, "device") is None else None
         call = method_call(expr)
-        if call is None or call[1] in ("to", "cuda", "type", "new_tensor", "new_zeros", "new_ones",
+        if call is None or call[1] in ("to", "cuda", "type", "type_as", "new_tensor", "new_zeros", "new_ones",
                                        "new_empty", "new_full"):
             return None
         expr = call[0]
@@ -53,10 +53,10 @@ def _batch_of(ctx, name: str) -> Optional[cst.BaseExpression]:
     """The loader whose batches an enclosing ``for`` loop binds to ``name``
     (``for data, target in loader``, also through ``enumerate``/``tqdm``)."""
     for loop in reversed(ctx.loops):
-        if not isinstance(loop, cst.For) or name not in target_names(loop.target):
+        if type(loop) is not cst.For or name not in target_names(loop.target):
             continue
         source = loop.iter
-        while isinstance(source, cst.Call) and source.args and not source.args[0].keyword \
+        while type(source) is cst.Call and source.args and not source.args[0].keyword \
                 and (is_name(source.func, "enumerate") or ctx.qualname(source.func) in PROGRESS_BARS):
             source = source.args[0].value
         return source if ctx.fact(source).qual == LOADER else None
@@ -90,23 +90,23 @@ def cpu_origin(ctx, expr: cst.BaseExpression) -> Optional[tuple[str, str]]:
     made = _factory_root(ctx, expr)
     if made is not None:
         return (f"`{short(ctx, expr)}` is created on the CPU{where} ({_why(ctx, made)})", _fix(ctx, made))
-    if isinstance(expr, cst.Name):
+    if type(expr) is cst.Name:
         loader = _batch_of(ctx, expr.value)
         if loader is not None:
             return (f"`{expr.value}` is a batch of `{short(ctx, loader)}`, on the CPU (a DataLoader does not "
                     f"move it)", f"move it first: `{expr.value} = {expr.value}.to(device)`")
-    if isinstance(expr, cst.Name) and function is not None:
-        values = [small.value for small in _smalls(function.body.body) if isinstance(small, cst.Assign)
-                  and any(isinstance(t.target, cst.Name) and t.target.value == expr.value for t in small.targets)]
+    if type(expr) is cst.Name and function is not None:
+        values = [small.value for small in _smalls(function.body.body) if type(small) is cst.Assign
+                  and any(type(t.target) is cst.Name and t.target.value == expr.value for t in small.targets)]
         made = _factory_root(ctx, values[0]) if len(values) == 1 else None
         if made is not None:
             return (f"`{expr.value}` is created on the CPU{where} ({_why(ctx, made)})", _fix(ctx, made))
-        helper = values[0] if len(values) == 1 and isinstance(values[0], cst.Call) else None
+        helper = values[0] if len(values) == 1 and type(values[0]) is cst.Call else None
         if helper is not None and ctx.call_effects(helper) is not None:
             return (f"`{expr.value}` comes from `{short(ctx, helper)}`, whose result is made on the CPU",
                     "create it there with `device=` (the device of the module's input or parameters)")
         return None
-    if isinstance(expr, cst.Attribute) and is_name(expr.value, "self") and ctx.fact(expr.value).placed_by:
+    if type(expr) is cst.Attribute and is_name(expr.value, "self") and ctx.fact(expr.value).placed_by:
         attr = expr.attr.value
         return (f"`self.{attr}` is a plain tensor attribute, not a registered buffer, so moving the module "
                 f"leaves it on the CPU", f"register it in `__init__` with `self.register_buffer(\"{attr}\", ...)` "

@@ -13,6 +13,7 @@ from shapecheck.rules.device.placement import DEVICE_WORDS, cpu_origin, known_de
 from shapecheck.rules.helpers.calls import positional
 from shapecheck.rules.helpers.messages import short
 from shapecheck.semantic.facts import CPU, CUDA, MAYBE_CUDA, MODULE, TENSOR, Fact
+from shapecheck.semantic.torch_api import NN_LOSS_WEIGHTS
 
 
 def _conflict(a: str, b: str) -> Optional[str]:
@@ -87,7 +88,10 @@ submodules and what those layers return are on that device; a plain tensor attri
 (`self.mask = torch.ones(n, n)` in `__init__`), a factory without `device=` (also in a helper
 method: `h = self.init_hidden(b)`) and `torch.from_numpy(...)` stay on the CPU. A `DataLoader`
 over a `TensorDataset` or a `torchvision` dataset yields CPU batches; a loss (`F.cross_entropy`,
-`nn.CrossEntropyLoss()(...)`) given a CUDA output and such a CPU target fails too.
+`nn.CrossEntropyLoss()(...)`) given a CUDA output and such a CPU target fails too, and so does
+a loss built with a CPU weight tensor (`nn.BCEWithLogitsLoss(pos_weight=torch.tensor([3.0]))`,
+`nn.CrossEntropyLoss(weight=w)`, `F.cross_entropy(out, y, weight=w)`) given a CUDA input: the loss
+registers the weight as a buffer, which `criterion.to(device)` moves.
 
 ## Why is this bad?
 Kernels run on one device; torch does not copy operands for you and raises
@@ -141,6 +145,13 @@ out = model(x)
         "        super().__init__()\n        self.w = nn.Parameter(torch.ones(4, 4))\n"
         "        self.register_buffer('mask', torch.ones(4, 4))\n    def forward(self, x):\n"
         "        return x @ (self.w * self.mask)\nmodel = Net().cuda()\n",
+        # the loss's weight is moved with it, made on the device, or 0-dim
+        "import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 3).cuda()\n"
+        "crit = nn.CrossEntropyLoss(weight=torch.tensor([1.0, 2.0, 3.0]))\ncrit.to('cuda')\n"
+        "crit2 = nn.CrossEntropyLoss(weight=torch.tensor([1.0, 2.0, 3.0]).cuda())\n"
+        "crit3 = nn.BCEWithLogitsLoss(pos_weight=torch.tensor(3.0))\n"
+        "x, y = torch.randn(8, 4).cuda(), torch.randint(0, 3, (8,)).cuda()\n"
+        "loss = crit(model(x), y) + crit2(model(x), y) + crit3(model(x), torch.rand(8, 3).cuda())\n",
     )
     invalid = (
         "import torch\nx = torch.tensor([1.0])\ny = torch.tensor([2.0]).cuda()\nz = x + y  # <--\n",
@@ -173,6 +184,14 @@ out = model(x)
         "        super().__init__()\n        self.w = nn.Parameter(torch.ones(4, 4))\n"
         "        self.mask = torch.ones(4, 4)\n    def forward(self, x):\n"
         "        return x @ (self.w * self.mask)  # <--\nmodel = Net().cuda()\n",
+        # the loss registers its CPU `pos_weight` as a buffer; the model's output is on CUDA
+        "import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 1).cuda()\n"
+        "criterion = nn.BCEWithLogitsLoss(pos_weight=torch.tensor([3.0]))\n"
+        "x, y = torch.randn(8, 4).cuda(), torch.rand(8, 1).cuda()\nloss = criterion(model(x), y)  # <--\n",
+        # the functional loss's class weights are on the CPU
+        "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\nmodel = nn.Linear(4, 3).cuda()\n"
+        "w = torch.tensor([1.0, 2.0, 3.0])\nx, y = torch.randn(8, 4).cuda(), torch.randint(0, 3, (8,)).cuda()\n"
+        "loss = F.cross_entropy(model(x), y, weight=w)  # <--\n",
     )
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
@@ -182,7 +201,7 @@ out = model(x)
     def visit_Call(self, node: cst.Call, ctx) -> None:
         """Torch functions and methods on tensors of different devices, and a module called on an
         input on another device."""
-        if self._check(node, ctx):
+        if self._loss_weight(node, ctx) or self._check(node, ctx):
             return
         callee = ctx.fact(node.func)
         args = positional(node)
@@ -198,7 +217,7 @@ out = model(x)
             args = args[:1]  # later arguments (lengths, statistics, masks) may rightly stay on the CPU
         if not local:  # `lstm(x, (h0, c0))`: the state tuple's tensors meet the weights too
             args = [e.value for a in args for e in (a.elements if isinstance(a, (cst.Tuple, cst.List)) else ())
-                    if isinstance(e, cst.Element)] + [a for a in args if not isinstance(a, (cst.Tuple, cst.List))]
+                    if type(e) is cst.Element] + [a for a in args if not isinstance(a, (cst.Tuple, cst.List))]
         for arg, fact in _inputs(ctx, args, local):
             device = known_device(fact)
             if fact.kind != TENSOR or device is None:
@@ -226,6 +245,33 @@ out = model(x)
                 f"with `.to(device)`",
             )
             return
+
+    def _loss_weight(self, node: cst.Call, ctx) -> bool:
+        """A ``torch.nn`` loss holding a weight tensor (``nn.BCEWithLogitsLoss(pos_weight=w)``) on
+        one device, called on an input on another: reported, True."""
+        loss = ctx.fact(node.func)
+        qual = loss.qual or ""
+        args = positional(node)
+        if loss.kind != MODULE or not qual.startswith("torch.nn.") or qual[len("torch.nn."):] not in NN_LOSS_WEIGHTS \
+                or not loss.params or not args:
+            return False
+        held = known_device(loss)
+        device = known_device(ctx.fact(args[0]))
+        if held is None or device is None or ctx.fact(args[0]).kind != TENSOR:
+            return False
+        when = _conflict(held, device)
+        if when is None:
+            return False
+        name = short(ctx, node.func)
+        weights = " and ".join(f"`{w}`" for w in loss.params)
+        ctx.report(
+            node,
+            f"`{name}` holds {weights} on {DEVICE_WORDS[held]} (the tensor it was built with) but its input "
+            f"`{short(ctx, args[0])}` is on {DEVICE_WORDS[device]}: the call raises RuntimeError (Expected all "
+            f"tensors to be on the same device){_when(when)}; move the loss with `{name} = {name}.to(device)` "
+            f"(or create the weight on the device)",
+        )
+        return True
 
     def _check(self, node: cst.CSTNode, ctx) -> bool:
         found = same_device_operands(ctx, node)

@@ -123,7 +123,7 @@ module, `self.double()`, which converts its parameters in place).
         """``x.cuda()``, ``x.to(...)``, ``x.float()``... on a tensor, as a statement."""
         value = node.value
         call = method_call(value)
-        if call is None or call[1] not in CONVERTING_METHODS or not isinstance(value, cst.Call):
+        if call is None or call[1] not in CONVERTING_METHODS or type(value) is not cst.Call:
             return
         receiver, method = call
         if method == "type" and not value.args:
@@ -162,7 +162,7 @@ def _assign_back(ctx, node: cst.Expr, receiver: cst.BaseExpression, fact: Fact):
     parameter), a tensor property, anything else than a dotted name.
     """
     keep = f"keep the result in a name (`y = {short(ctx, node.value)}`) and use that"
-    if isinstance(receiver, cst.Attribute):
+    if type(receiver) is cst.Attribute:
         if dotted_name(receiver) is None or receiver.attr.value in TENSOR_PROPERTIES:
             return None, keep  # `t.T = ...` raises; `t[0] = ...` copies back into t's dtype
         owner = ctx.fact(receiver.value)
@@ -174,7 +174,7 @@ def _assign_back(ctx, node: cst.Expr, receiver: cst.BaseExpression, fact: Fact):
                           f"which refuses a plain tensor: if `{short(ctx, receiver.value)}` is a module, "
                           f"`{short(ctx, on_module)}` converts its parameters in place")
         return False, None
-    if not isinstance(receiver, cst.Name):
+    if type(receiver) is not cst.Name:
         return None, keep
     place = fix_safety.place_of(ctx, node)
     scope = fix_safety.name_scope(place, receiver.value) if place is not None else None

@@ -16,7 +16,8 @@ from shapecheck.rules.helpers.calls import (
 from shapecheck.rules.helpers.messages import short
 from shapecheck.semantic.saved_tensors import names_read
 from shapecheck.rules.helpers.scopes import scope_of
-from shapecheck.semantic.facts import CPU, INT, SIZE, TENSOR, SameDeviceAs
+from shapecheck.semantic.facts import BOOL, CPU, FLOAT, INT, LEAF_REQUIRES_GRAD, MODULE, SIZE, TENSOR, SameDeviceAs
+from shapecheck.semantic.walk import walk
 from shapecheck.semantic.torch_api import (
     FACTORIES, FLOAT_DEFAULT_FACTORIES, LEGACY_TENSOR_CLASSES, NEW_TENSOR_METHODS, TENSOR_DEVICE_METHODS,
     TENSOR_METADATA_METHODS, TENSOR_TO_PYTHON_METHODS,
@@ -28,7 +29,7 @@ def _nonzero_rank_factory(ctx, node: cst.CSTNode, ints: frozenset = frozenset())
 
     ``ints`` holds names known to be bound to one Python int (``n = x.shape[-1]``).
     """
-    if not isinstance(node, cst.Call):
+    if type(node) is not cst.Call:
         return None
     name = torch_name(ctx, node.func)
     if name not in FACTORIES or keyword(node, "device") is not None:
@@ -57,33 +58,78 @@ def _nonzero_rank_factory(ctx, node: cst.CSTNode, ints: frozenset = frozenset())
     first = sizes[0]
     if isinstance(first, (cst.Tuple, cst.List)):
         return name if first.elements else None
-    if isinstance(first, cst.Integer) or len(sizes) >= 2:
+    if type(first) is cst.Integer or len(sizes) >= 2:
         return name
     fact = ctx.fact(first)
     if fact.kind == INT or (fact.kind == SIZE and fact.shape is not None and fact.shape.rank):
         return name
-    if isinstance(first, cst.Name) and first.value in ints:
+    if type(first) is cst.Name and first.value in ints:
         return name
     return name if _is_size_int(first) else None
 
 
+#: torch functions of one tensor whose result is on its device (``torch.sin(pos)``)
+_ELEMENTWISE = frozenset({"sin", "cos", "exp", "log", "sqrt", "rsqrt", "abs", "neg", "sigmoid", "tanh", "relu",
+                          "floor", "ceil", "round", "reciprocal", "tril", "triu"})
+
+#: ``torch.nn`` recurrent layers, whose second argument is the initial state
+_RECURRENT = frozenset({"RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"})
+
+
+#: constructions whose result, assigned to ``self.x``, the module registers (it moves with it)
+_REGISTERING = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer",
+                          "torch.nn.parameter.Buffer"})
+
+
+def _registered(ctx, class_def: Optional[cst.ClassDef], cache: dict) -> frozenset[str]:
+    """The attributes ``class_def`` registers: ``self.register_buffer("name", ...)``,
+    ``self.register_parameter("name", ...)``, ``self.name = nn.Parameter(...)``."""
+    if class_def is None:
+        return frozenset()
+    found = cache.get(id(class_def))
+    if found is None:
+        names = set()
+        for node in walk(class_def, into_defs=True):
+            if type(node) is cst.Call and type(node.func) is cst.Attribute \
+                    and node.func.attr.value in ("register_buffer", "register_parameter") \
+                    and is_name(node.func.value, "self") \
+                    and node.args and type(node.args[0].value) is cst.SimpleString:
+                value = node.args[0].value.evaluated_value
+                if isinstance(value, str):
+                    names.add(value)
+            elif type(node) is cst.Assign and type(node.value) is cst.Call \
+                    and ctx.qualname(node.value.func) in _REGISTERING:
+                names.update(t.target.attr.value for t in node.targets
+                             if type(t.target) is cst.Attribute and is_name(t.target.value, "self"))
+        found = cache[id(class_def)] = (class_def, frozenset(names))
+    return found[1] if found[0] is class_def else frozenset()
+
+
+def _nonempty_sizes(expr: cst.BaseExpression) -> bool:
+    """A tuple of sizes with at least one element: ``(b,) + (1,) * (x.ndim - 1)``, ``(b, 1)``."""
+    if type(expr) is cst.Tuple:
+        return bool(expr.elements) and not any(type(e) is cst.StarredElement for e in expr.elements)
+    if type(expr) is cst.BinaryOperation and type(expr.operator) is cst.Add:
+        return _nonempty_sizes(expr.left) or _nonempty_sizes(expr.right)
+    return False
+
+
 def _is_size_int(expr: cst.BaseExpression) -> bool:
     """``x.shape[i]``, ``x.size(i)``, ``len(x)``: expressions that are surely one int."""
-    if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute):
-        return expr.value.attr.value == "shape" and len(expr.slice) == 1 and isinstance(
-            expr.slice[0].slice, cst.Index
-        )
+    if type(expr) is cst.Subscript and type(expr.value) is cst.Attribute:
+        return expr.value.attr.value == "shape" and len(expr.slice) == 1 and type(expr.slice[0].slice) is cst.Index
     call = method_call(expr)
     if call is not None and call[1] == "size" and len(expr.args) == 1:  # type: ignore[attr-defined]
         return True
-    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "len"
+    return type(expr) is cst.Call and type(expr.func) is cst.Name and expr.func.value == "len"
 
 
 #: torch calls that build a new tensor from data: the result is on the CPU whatever the input.
 _FRESH = FACTORIES | LEGACY_TENSOR_CLASSES | {"from_numpy"}
 
 #: methods whose result is not on the receiver's device (or not a tensor)
-_DEVICE_CHANGING = TENSOR_DEVICE_METHODS | {"type"} | NEW_TENSOR_METHODS | TENSOR_TO_PYTHON_METHODS | {"size", "dim"}
+_DEVICE_CHANGING = (TENSOR_DEVICE_METHODS | {"type", "type_as"} | NEW_TENSOR_METHODS | TENSOR_TO_PYTHON_METHODS
+                    | {"size", "dim"})
 
 #: factories that get the dtype hint: the float-default ones, and ``full``, whose dtype follows its fill value
 _DTYPE_HINT_FACTORIES = FLOAT_DEFAULT_FACTORIES | {"full"}
@@ -98,13 +144,13 @@ def _annotated_tensor(param: cst.Param) -> bool:
     if param.annotation is None:
         return False
     annotation = param.annotation.annotation
-    if isinstance(annotation, cst.Subscript) and dotted_name(annotation.value) in ("Optional", "typing.Optional"):
+    if type(annotation) is cst.Subscript and dotted_name(annotation.value) in ("Optional", "typing.Optional"):
         inner = annotation.slice[0].slice
-        annotation = inner.value if isinstance(inner, cst.Index) else annotation
+        annotation = inner.value if type(inner) is cst.Index else annotation
     dotted = dotted_name(annotation)
     if dotted is not None:
         return dotted.split(".")[-1] == "Tensor"
-    if isinstance(annotation, cst.Subscript):
+    if type(annotation) is cst.Subscript:
         head = dotted_name(annotation.value)
         return head is not None and head.split(".")[-1] in _JAXTYPING
     return False
@@ -129,7 +175,7 @@ def _attribute_root(ctx, expr: cst.BaseExpression) -> Optional[cst.Attribute]:
     """``self.x`` when ``expr`` is it, or a slice or a device-keeping method chain of it
     (``self.pe[:, :t]``, ``self.mask.float()``)."""
     while True:
-        if isinstance(expr, cst.Subscript):
+        if type(expr) is cst.Subscript:
             expr = expr.value
             continue
         call = method_call(expr)
@@ -137,7 +183,7 @@ def _attribute_root(ctx, expr: cst.BaseExpression) -> Optional[cst.Attribute]:
             expr = call[0]
             continue
         break
-    if isinstance(expr, cst.Attribute) and is_name(expr.value, "self"):
+    if type(expr) is cst.Attribute and is_name(expr.value, "self"):
         return expr
     return None
 
@@ -151,7 +197,7 @@ def _keeps_tensor(ctx, name: str, value: cst.BaseExpression) -> bool:
             root = call[0]
             continue
         break
-    if isinstance(root, cst.Call) and torch_name(ctx, root.func) in _FRESH:
+    if type(root) is cst.Call and torch_name(ctx, root.func) in _FRESH:
         return False
     return name in names_read(value)
 
@@ -171,6 +217,14 @@ device, flags a factory (`torch.zeros`, `torch.ones`, `torch.arange`, `torch.ten
 called without `device=` whose result meets a parameter tensor in an operator or in
 `torch.cat`/`torch.stack`/`torch.where`. 0-dim factories (`torch.tensor(1.0)`) mix with any
 device and are not flagged.
+
+In `forward` of an `nn.Module`, also when the file never moves the module (library code: its
+user will), a factory without `device=` given to a `torch.nn` layer of the module that holds
+parameters (`self.wpe(torch.arange(t))`, the initial state of `self.lstm(x, (h0, c0))`) or meeting
+a parameter or registered buffer of it (`self.scale * torch.ones(d)`) raises when the module runs
+on a GPU. A plain tensor attribute (`self.mean = torch.tensor([...])` in `__init__`) of a module
+the file moves (also built with arguments, or inside an `nn.Sequential` that is moved) stays on
+the CPU and meets the input there.
 
 ## Why is this bad?
 A factory without `device=` builds its tensor on the CPU. The function works as long as its
@@ -205,6 +259,27 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
         "        return x * 2.0\n",
         "import torch\ndef f(x):\n    x = x.cpu()\n    return x + torch.zeros(3)\n",
         "import torch\ndef g(n):\n    return n + torch.zeros(3)\n",
+        # made on the input's device, or converted to it; a buffer indexed
+        "import torch\nimport torch.nn as nn\nclass GPT(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.wpe = nn.Embedding(64, 8)\n"
+        "        self.register_buffer('pos_ids', torch.arange(64))\n    def forward(self, idx):\n"
+        "        t = idx.size(1)\n        a = self.wpe(torch.arange(t, device=idx.device))\n"
+        "        b = self.wpe(torch.arange(t).to(idx)) + self.wpe(torch.arange(t).type_as(idx))\n"
+        "        return a + b + self.wpe(self.pos_ids[:t])\n",
+        # a 0-dim factory mixes with a parameter on any device
+        "import torch\nimport torch.nn as nn\nclass Scale(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.w = nn.Parameter(torch.ones(4))\n    def forward(self, x):\n"
+        "        return x * (self.w * torch.tensor(0.5))\n",
+        # registered statistics move with the module
+        "import torch\nimport torch.nn as nn\nclass Normalize(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.register_buffer('mean', torch.tensor([0.5, 0.4, 0.3]).view(1, 3, 1, 1))\n"
+        "        self.std = nn.Parameter(torch.ones(1, 3, 1, 1), requires_grad=False)\n    def forward(self, x):\n"
+        "        return (x - self.mean) / self.std\nmodel = nn.Sequential(Normalize(), nn.Conv2d(3, 8, 3)).cuda()\n",
+        # the drop mask is made on the input's device
+        "import torch\nimport torch.nn as nn\nclass DropPath(nn.Module):\n    def forward(self, x):\n"
+        "        shape = (x.shape[0],) + (1,) * (x.ndim - 1)\n"
+        "        mask = torch.rand(shape, device=x.device) < 0.9\n        return x * mask / 0.9\n",
     )
     invalid = (
         Example(
@@ -238,6 +313,39 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
             fixed="import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def forward(self, h):\n"
             "        pad = torch.zeros(2, 3, device=h.device)\n        return torch.cat([h, pad], dim=0)  # <--\n",
         ),
+        # library code: the position index is made on the CPU, the embedding's weight moves with the module
+        "import torch\nimport torch.nn as nn\nclass GPT(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.wpe = nn.Embedding(64, 8)\n    def forward(self, idx):\n"
+        "        pos = torch.arange(idx.size(1))\n        return self.wpe(pos)  # <--\n",
+        # the initial state of a GRU made on the CPU
+        "import torch\nimport torch.nn as nn\nclass Enc(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.gru = nn.GRU(8, 16, 2)\n    def forward(self, x):\n"
+        "        h0 = torch.zeros(2, x.size(1), 16)\n        return self.gru(x, h0)  # <--\n",
+        # a factory meets a parameter of the module
+        "import torch\nimport torch.nn as nn\nclass Scale(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.w = nn.Parameter(torch.ones(4))\n    def forward(self, x):\n"
+        "        return x * (self.w + torch.ones(4))  # <--\n",
+        # a plain tensor attribute of a module the file moves (inside an nn.Sequential)
+        "import torch\nimport torch.nn as nn\nclass Normalize(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.mean = torch.tensor([0.5, 0.4, 0.3]).view(1, 3, 1, 1)\n"
+        "    def forward(self, x):\n        return x - self.mean  # <--\n"
+        "model = nn.Sequential(Normalize(), nn.Conv2d(3, 8, 3)).cuda()\n",
+        # a plain tensor attribute of a module built with arguments and moved with `.to(device)`
+        "import torch\nimport torch.nn as nn\nclass Normalized(nn.Module):\n    def __init__(self, backbone):\n"
+        "        super().__init__()\n        self.backbone = backbone\n"
+        "        self.mean = torch.tensor([0.5, 0.4, 0.3]).view(1, 3, 1, 1)\n    def forward(self, x):\n"
+        "        return self.backbone(x - self.mean)  # <--\n"
+        "model = Normalized(nn.Conv2d(3, 8, 3))\nmodel.to(torch.device('cuda'))\n",
+        # a drop-path mask made on the CPU
+        Example(
+            "import torch\nimport torch.nn as nn\nclass DropPath(nn.Module):\n    def forward(self, x):\n"
+            "        shape = (x.shape[0],) + (1,) * (x.ndim - 1)\n        mask = torch.rand(shape) < 0.9\n"
+            "        return x * mask / 0.9  # <--\n",
+            unsafe_fixed="import torch\nimport torch.nn as nn\nclass DropPath(nn.Module):\n    def forward(self, x):\n"
+            "        shape = (x.shape[0],) + (1,) * (x.ndim - 1)\n"
+            "        mask = torch.rand(shape, device=x.device) < 0.9\n"
+            "        return x * mask / 0.9  # <--\n",
+        ),
     )
 
     def __init__(self) -> None:
@@ -248,6 +356,9 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
         # local names bound to a tensor computed from a parameter (`h = self.fc(x)`)
         self._derived: dict[tuple[int, str], str] = {}
         self._eligible: dict[int, bool] = {}
+        self._buffer_names: dict[int, tuple[cst.ClassDef, frozenset[str]]] = {}
+        # names bound to a factory result that an assignment rebinds to something else
+        self._rebound: dict[tuple[int, str], cst.Assign] = {}
 
     def _in_scope(self, ctx) -> bool:
         """True inside a function that has a tensor parameter: ``forward`` of an ``nn.Module``
@@ -274,16 +385,19 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
         function = scope_of(ctx, node).function
         ints = self._ints.setdefault(id(function), set())
         for target in node.targets:
-            names = [target.target] if isinstance(target.target, cst.Name) else [
-                e.value for e in getattr(target.target, "elements", ()) if isinstance(e.value, cst.Name)
+            names = [target.target] if type(target.target) is cst.Name else [
+                e.value for e in getattr(target.target, "elements", ()) if type(e.value) is cst.Name
             ]
-            unpacks_shape = isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape"
+            unpacks_shape = type(node.value) is cst.Attribute and node.value.attr.value == "shape"
             for name in names:
-                if _is_size_int(node.value) or (unpacks_shape and name is not target.target):
+                if _is_size_int(node.value) or (unpacks_shape and name is not target.target) \
+                        or (name is target.target and _nonempty_sizes(node.value)):
                     ints.add(name.value)
                 else:
                     ints.discard(name.value)
-            if isinstance(target.target, cst.Name):
+                if name is not target.target and self._bound_factory((id(function), name.value), ctx) is not None:
+                    self._rebound[(id(function), name.value)] = node  # `h, c = self.lstm(x, (h, c))`
+            if type(target.target) is cst.Name:
                 key = (id(function), target.target.value)
                 is_param = function is not None and target.target.value in _params(function)
                 if is_param and not _keeps_tensor(ctx, target.target.value, node.value):
@@ -301,8 +415,9 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
                 made = self._factory(node.value, function, ctx)
                 if made is not None:
                     self._factories[key] = made
-                else:
-                    self._factories.pop(key, None)
+                    self._rebound.pop(key, None)
+                elif self._bound_factory(key, ctx) is not None:
+                    self._rebound[key] = node
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
         """Operators between a factory result without ``device=`` and a tensor computed from an
@@ -311,8 +426,9 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         """Torch functions and methods between a factory result without ``device=`` and a tensor
-        computed from an input."""
+        computed from an input, and such a result given to a layer of the module."""
         self._check(node, ctx)
+        self._layer_input(node, ctx)
 
     def _factory(self, expr: cst.BaseExpression, function, ctx) -> Optional[cst.Call]:
         """The factory call (without ``device=``) that ``expr`` is computed from, if any.
@@ -322,27 +438,71 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
         """
         ints = frozenset(self._ints.get(id(function), ()))
         while True:
+            fact = ctx.fact(expr)
+            if fact.is_scalar_cpu or (fact.shape is not None and fact.shape.rank == 0):
+                return None  # `torch.ones(3).sum()`: a 0-dim CPU tensor mixes with any device
             if _nonzero_rank_factory(ctx, expr, ints) is not None:
                 return expr  # type: ignore[return-value]
-            if isinstance(expr, cst.Name):
-                return self._factories.get((id(function), expr.value))
+            if type(expr) is cst.Name:
+                return self._bound_factory((id(function), expr.value), ctx)
             call = method_call(expr)
             if call is not None and torch_name(ctx, expr.func) is None:  # type: ignore[attr-defined]
                 if call[1] in _DEVICE_CHANGING:
                     return None
                 expr = call[0]
                 continue
-            if isinstance(expr, cst.UnaryOperation):
+            if type(expr) is cst.Call and len(expr.args) == 1 and not expr.args[0].keyword \
+                    and not expr.args[0].star and (torch_name(ctx, expr.func) or "").split(".")[-1] in _ELEMENTWISE:
+                expr = expr.args[0].value
+                continue
+            if type(expr) is cst.UnaryOperation:
                 expr = expr.expression
                 continue
-            if isinstance(expr, cst.BinaryOperation):
+            if type(expr) is cst.BinaryOperation:
                 if is_number(expr.right):
                     expr = expr.left
                     continue
                 if is_number(expr.left):
                     expr = expr.right
                     continue
+                follow = self._beside_scalar(expr.left, expr.right, function, ctx)
+                if follow is not None:
+                    expr = follow
+                    continue
+            if type(expr) is cst.BinaryOperation and self._factory(expr.right, function, ctx) is not None:
+                expr = expr.left  # both operands made on the CPU (`pos * div`): so is the result
+                if self._factory(expr, function, ctx) is not None:
+                    continue
+                return None
+            if type(expr) is cst.Comparison and len(expr.comparisons) == 1:
+                follow = self._beside_scalar(expr.left, expr.comparisons[0].comparator, function, ctx)
+                if follow is not None:
+                    expr = follow
+                    continue
             return None
+
+    def _bound_factory(self, key: tuple[int, str], ctx) -> Optional[cst.Call]:
+        """The factory call a name is bound to, if any: a name rebound to something else is the
+        factory's only while the assignment that rebinds it evaluates its value
+        (``h, c = self.lstm(x, (h, c))``)."""
+        rebinding = self._rebound.get(key)
+        if rebinding is not None and not any(node is rebinding for node in ctx.ancestors):
+            self._factories.pop(key, None)
+            self._rebound.pop(key, None)
+        return self._factories.get(key)
+
+    def _beside_scalar(self, left: cst.BaseExpression, right: cst.BaseExpression, function,
+                       ctx) -> Optional[cst.BaseExpression]:
+        """The side of ``left <op> right`` that is a factory result when the other is not known to
+        be a tensor (``keep + torch.rand(shape)``, ``torch.rand(shape) < keep``): the result is on
+        the factory's device, or the op raises already (a CPU tensor that is not 0-dim meets no
+        tensor of another device)."""
+        for mine, other in ((left, right), (right, left)):
+            if ctx.fact(other).kind in (None, INT, FLOAT, BOOL) \
+                    and self._tensor_from(other, function, ctx, True) is None \
+                    and self._factory(mine, function, ctx) is not None:
+                return mine
+        return None
 
     def _param_tensor(self, expr: cst.BaseExpression, scope, ctx) -> Optional[str]:
         """The parameter name when ``expr`` is a tensor computed from a tensor parameter."""
@@ -371,7 +531,7 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
         """
         fid = id(function)
         while True:
-            if isinstance(expr, cst.Name):
+            if type(expr) is cst.Name:
                 if expr.value in ("self", "cls") or (fid, expr.value) in self._lost:
                     return None
                 param = _params(function).get(expr.value)
@@ -379,18 +539,18 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
                     tensor = _annotated_tensor(param) or (in_forward and param.annotation is None)
                     return expr.value if tensor else None
                 return self._derived.get((fid, expr.value))
-            if isinstance(expr, cst.Subscript):
-                if isinstance(expr.value, cst.Attribute) and expr.value.attr.value == "shape":
+            if type(expr) is cst.Subscript:
+                if type(expr.value) is cst.Attribute and expr.value.attr.value == "shape":
                     return None
                 expr = expr.value
                 continue
-            if isinstance(expr, cst.Attribute) and expr.attr.value in ("T", "mT", "H", "mH"):
+            if type(expr) is cst.Attribute and expr.attr.value in ("T", "mT", "H", "mH"):
                 expr = expr.value
                 continue
-            if isinstance(expr, cst.BinaryOperation):
+            if type(expr) is cst.BinaryOperation:
                 return (self._tensor_from(expr.left, function, ctx, in_forward)
                         or self._tensor_from(expr.right, function, ctx, in_forward))
-            if not isinstance(expr, cst.Call):
+            if type(expr) is not cst.Call:
                 return None
             name = torch_name(ctx, expr.func)
             call = method_call(expr)
@@ -457,6 +617,64 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
                 f"RuntimeError (Expected all tensors to be on the same device) when `{param}` "
                 f"is on the GPU; pass `device={param}.device`{self._dtype_hint(call, param, ctx)}",
                 fix=Fix(call, fixed, safe=safety) if safety is not None else None,
+            )
+            return
+        self._meets_parameter(node, what, operands, made, scope, ctx)
+
+    def _meets_parameter(self, node: cst.CSTNode, what: str, operands: list[cst.BaseExpression],
+                         made: list[tuple[cst.BaseExpression, cst.Call]], scope, ctx) -> None:
+        """In ``forward``, a factory result without ``device=`` meets a parameter or a registered
+        buffer of the module (``self.scale * torch.ones(d)``): reported."""
+        if not ctx.in_forward:
+            return
+        for operand in operands:
+            if any(operand is op for op, _ in made):
+                continue
+            root = _attribute_root(ctx, operand)
+            fact = ctx.fact(operand)
+            if root is None or fact.kind != TENSOR or fact.device is not None \
+                    or root.attr.value not in _registered(ctx, ctx.class_def, self._buffer_names):
+                continue
+            call = made[0][1]
+            if ctx.fact(call).device != CPU:
+                return
+            what_it_is = "a parameter" if fact.grad == LEAF_REQUIRES_GRAD else "a registered tensor"
+            ctx.report(
+                node,
+                f"`{short(ctx, call)}` is created on the CPU (no `device=`) and meets `{short(ctx, operand)}`, "
+                f"{what_it_is} of the module, which moves with it: `{what}` raises RuntimeError (Expected all "
+                f"tensors to be on the same device) when the module runs on a GPU; pass "
+                f"`device={short(ctx, root)}.device`",
+            )
+            return
+
+    def _layer_input(self, node: cst.Call, ctx) -> None:
+        """In ``forward``, a factory result without ``device=`` given to a ``torch.nn`` layer of the
+        module that holds parameters (``self.wpe(torch.arange(t))``, ``self.gru(x, h0)``): reported."""
+        if not ctx.in_forward or not _is_module_attr(node.func) or not self._in_scope(ctx):
+            return
+        layer = ctx.fact(node.func)
+        qual = layer.qual or ""
+        if layer.kind != MODULE or not qual.startswith("torch.nn.") or not layer.params or layer.device is not None:
+            return  # a layer placed by a move of the file: SC401 speaks
+        args = positional(node)
+        inputs = args[:1]
+        if qual.split(".")[-1] in _RECURRENT and len(args) >= 2:  # the initial state meets the weights too
+            state = args[1]
+            inputs.extend(e.value for e in state.elements if type(e) is cst.Element) \
+                if isinstance(state, (cst.Tuple, cst.List)) else inputs.append(state)
+        function = scope_of(ctx, node).function
+        for arg in inputs:
+            call = self._factory(arg, function, ctx)
+            if call is None or ctx.fact(call).device != CPU:
+                continue
+            layer_name = short(ctx, node.func)
+            ctx.report(
+                node,
+                f"`{short(ctx, call)}` is created on the CPU (no `device=`) and is given to `{layer_name}`, a "
+                f"layer whose parameters move with the module: the call raises RuntimeError (Expected all "
+                f"tensors to be on the same device) when the module runs on a GPU; pass `device=` (the device "
+                f"of the input, or `{layer_name}.weight.device`)",
             )
             return
 

@@ -46,6 +46,8 @@ The fix inserts `.cpu()` before `.numpy()`; on a CPU tensor `.cpu()` returns the
         "import torch\nx = torch.randn(3).cuda()\na = x.cpu().numpy()\n",
         "import torch\nx = torch.randn(3)\na = x.numpy()\n",
         "import torch\nx = torch.randn(3).cuda()\nx = x.cpu()\na = x.numpy()\n",
+        "import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 3).to('cuda')\ndef predict(x):\n"
+        "    out = model(x.to('cuda'))\n    return out.detach().cpu().numpy()\n",
     )
     invalid = (
         Example(
@@ -57,6 +59,13 @@ The fix inserts `.cpu()` before `.numpy()`; on a CPU tensor `.cpu()` returns the
             "x = torch.randn(3, device=device)\na = x.numpy()  # <--\n",
             fixed="import torch\ndevice = 'cuda' if torch.cuda.is_available() else 'cpu'\n"
             "x = torch.randn(3, device=device)\na = x.cpu().numpy()  # <--\n",
+        ),
+        # a layer computes where its input is: the input was moved to CUDA
+        Example(
+            "import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 3).to('cuda')\ndef predict(x):\n"
+            "    x = x.to('cuda')\n    out = model(x)\n    return out.detach().numpy()  # <--\n",
+            fixed="import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 3).to('cuda')\ndef predict(x):\n"
+            "    x = x.to('cuda')\n    out = model(x)\n    return out.detach().cpu().numpy()  # <--\n",
         ),
     )
 

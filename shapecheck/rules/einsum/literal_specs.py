@@ -52,7 +52,7 @@ def spec_site(node: cst.Call, ctx) -> Optional[SpecSite]:
     if not args or (args[-1] if spec_last else args[0]).star:
         return None
     literal = (args[-1] if spec_last else args[0]).value
-    if not isinstance(literal, cst.SimpleString):
+    if type(literal) is not cst.SimpleString:
         return None
     try:
         spec = literal.evaluated_value
@@ -65,7 +65,7 @@ def spec_site(node: cst.Call, ctx) -> Optional[SpecSite]:
     operands = [a.value for a in rest]
     if qual.startswith("torch") and len(operands) == 1 and isinstance(operands[0], (cst.List, cst.Tuple)):
         elements = operands[0].elements
-        if any(isinstance(e, cst.StarredElement) for e in elements):
+        if any(type(e) is cst.StarredElement for e in elements):
             countable = False
         operands = [e.value for e in elements]
     elif qual.startswith("torch") and len(operands) == 1 and ctx.fact(operands[0]).kind != TENSOR:
@@ -78,9 +78,9 @@ def _form_keyword(node: cst.Call, default: str) -> Optional[str]:
     not a literal the runtime accepts (the call is then not checked)."""
     for arg in node.args:
         if arg.keyword is not None and arg.keyword.value == "form":
-            if isinstance(arg.value, cst.Name) and arg.value.value == "None":
+            if type(arg.value) is cst.Name and arg.value.value == "None":
                 return default
-            if isinstance(arg.value, cst.SimpleString) and arg.value.evaluated_value in ("letters", "named"):
+            if type(arg.value) is cst.SimpleString and arg.value.evaluated_value in ("letters", "named"):
                 return arg.value.evaluated_value
             return None
     return default

@@ -41,6 +41,8 @@ read from one tensor (`T` and `C // self.n_head` of `B, T, C = x.size()`) are ge
 independent of each other: one index bound to both is flagged, and the message names the
 exception ("raises unless `T` equals `C//self.n_head` or one of them is 1"). Sizes from a
 config, an attribute, a parameter or another tensor may be equal by construction: never flagged.
+`q, k, v = qkv` binds the rows of `qkv` (its dims after the first), and an operand of unknown
+kind counts with the shape its uses gave (einsum takes only tensors).
 
 ## Why is this bad?
 torch raises `RuntimeError: einsum(): the number of subscripts in the equation (2) does not
@@ -68,6 +70,12 @@ c = torch.einsum("bij,bjk->bik", a, b)
         _HEADS + "    return torch.einsum('bhtd,bhsd->bhts', q, q)\n",
         "import torch\ndef f(x, w):\n    B, T, C = x.size()\n    D, E = w.size()\n"
         "    return torch.einsum('btc,de->bte', x.contiguous(), w.contiguous())\n",
+        # unpacking the stacked q, k, v along dim 0; the spec reads the key untransposed
+        "import torch\nimport torch.nn as nn\nclass A(nn.Module):\n    def __init__(self, c, h):\n"
+        "        super().__init__()\n        self.h = h\n        self.qkv = nn.Linear(c, 3 * c)\n"
+        "    def forward(self, x):\n        b, n, c = x.shape\n"
+        "        q, k, v = self.qkv(x).reshape(b, n, 3, self.h, c // self.h).permute(2, 0, 3, 1, 4)\n"
+        "        return torch.einsum('bhqd,bhkd->bhqk', q, k)\n",
     )
     invalid = (
         "import torch\na = torch.randn(2, 3, 4)\nb = torch.randn(2, 5, 6)\n"
@@ -78,6 +86,15 @@ c = torch.einsum("bij,bjk->bik", a, b)
         "    return torch.einsum('bnd,bmd->bnm', q, k)  # <--\n",
         # the key's term not transposed: d (C // n_head) against t (T)
         _HEADS + "    return torch.einsum('bhtd,bhds->bhts', q, q)  # <--\n",
+        # the key transposed and then read as if it were not: d is c//h in q but n in k_t
+        "import torch\nimport torch.nn as nn\nclass A(nn.Module):\n    def __init__(self, c, h):\n"
+        "        super().__init__()\n        self.h = h\n        self.qkv = nn.Linear(c, 3 * c)\n"
+        "    def forward(self, x):\n        b, n, c = x.shape\n"
+        "        q, k, v = self.qkv(x).reshape(b, n, 3, self.h, c // self.h).permute(2, 0, 3, 1, 4)\n"
+        "        k_t = k.transpose(-2, -1)\n        return torch.einsum('bhqd,bhkd->bhqk', q, k_t)  # <--\n",
+        # a 2-D operand (of a parameter whose rank its unpacking gave) for a batched spec
+        "import torch\ndef f(x, w):\n    b, n, d = x.shape\n    y = x.reshape(b * n, d)\n"
+        "    return torch.einsum('bij,bjk->bik', y, w)  # <--\n",
     )
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
@@ -89,7 +106,8 @@ c = torch.einsum("bij,bjk->bik", a, b)
         if spec is None or len(spec.inputs) != len(site.operands):
             return
         facts = [ctx.fact(o) for o in site.operands]
-        shapes = [f.shape if f.kind == TENSOR and f.shape is not None else Shape.unknown() for f in facts]
+        # an operand of unknown kind is a tensor here (einsum takes nothing else): its shape counts
+        shapes = [f.shape if f.kind in (TENSOR, None) and f.shape is not None else Shape.unknown() for f in facts]
         if all(s.rank is None and not s.dims for s in shapes):
             return
         try:

@@ -83,7 +83,7 @@ def scope_table(scope: Union[cst.FunctionDef, cst.ClassDef]) -> Optional[symtabl
     the rendering (syntax this Python does not have, say)."""
     nonlocals = sorted({
         name.name.value
-        for stmt in _walk(scope) if isinstance(stmt, cst.Nonlocal)
+        for stmt in _walk(scope) if type(stmt) is cst.Nonlocal
         for name in stmt.names
     })
     code = cst.Module(body=[scope]).code

@@ -28,7 +28,15 @@ strides are simulated exactly. With sizes the code computed (`b, t, c = x.shape`
 to be *generic* (at least 2, independent of the others): a view that must merge dims a
 transpose/permute/expand moved apart is flagged (the classic `x.transpose(1, 2).view(b, t, -1)`
 of attention code), and the message names the exception, the sizes whose being 1 would let it
-work ("raises unless `t` or `h` is 1"; the JSON output's `condition`). A view that only splits
+work ("raises unless `t` or `h` is 1"; the JSON output's `condition`). A value whose rank is
+unknown is transposed from a plain layout, like a parameter: `y.transpose(0, 1)` has at least 2
+dims, and a view is flagged only when it fails both with no more dims and with more (so
+`y.transpose(0, 1).view(n, -1)` is not: `n` may be the first size of a 2-d `y`). The output of
+`nn.RNN`/`LSTM`/`GRU` built with `batch_first=False` is contiguous (with `batch_first=True` the
+CPU kernel returns it transposed: its order is left unknown), `topk`/`sort` keep the rank, `.t()`
+on a value known to have at least 2 dims has exactly 2, the parameters of `nn` layers have their
+rank, and a slice that cuts a dim short keeps the layout with a gap outside that dim (the
+`correct[:k].view(-1)` of the classic top-k `accuracy()` helper). A view that only splits
 dims, or keeps the moved dims apart, is legal and is not flagged; nor is one whose new sizes
 cannot be matched to the old ones, unless there are too few of them for the runs of dims that
 cannot merge.
@@ -71,6 +79,23 @@ a view is impossible.
         "def f(x, g):\n    b, c, h, w = x.shape\n    y = x.view(b, g, c // g, h, w).transpose(1, 2)\n"
         "    return y.reshape(b, c, h, w)\n",
         "def f(x, b, t, c):\n    return x.permute(1, 0, 2).view(b, t, c)\n",
+        "def accuracy(output, target, k):\n    _, pred = output.topk(k, 1, True, True)\n    pred = pred.t()\n"
+        "    correct = pred.eq(target.view(1, -1).expand_as(pred))\n"
+        "    return correct[:k].reshape(-1).float().sum(0)\n",
+        "def f(y, n):\n    return y.transpose(0, 1).view(n, -1)\n",
+        "def f(y):\n    return y.transpose(0, 1).contiguous().view(-1)\n",
+        "def f(image):\n    return image.transpose(0, 1).reshape(1, 8)\n",
+        "def f(w):\n    return w.t().view(-1)\n",
+        "def f(x):\n    return x.transpose(1, 2).view(x.size(0), x.size(2), x.size(1), -1)\n",
+        "import numpy as np\ndef f(a, dt):\n    return a.transpose(1, 0).view(dt)\n",
+        "import torch\ndef f(x):\n    return torch.softmax(torch.transpose(x, 1, 2), -1).view(-1)\n",
+        "import torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.rnn = nn.LSTM(8, 16, batch_first=True)\n    def forward(self, x):\n        b, t, f = x.shape\n"
+        "        out, (h, c) = self.rnn(x)\n        return out.transpose(0, 1).view(t, -1)\n",
+        "import torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.emb = nn.Embedding(10, 8)\n        self.gru = nn.GRU(8, 8)\n    def forward(self, tok, h):\n"
+        "        e = self.emb(tok).view(1, 1, -1)\n        out, h = self.gru(e, h)\n"
+        "        return out.transpose(0, 1).view(-1, 8)\n",
     )
     invalid = (
         Example(
@@ -118,6 +143,36 @@ a view is impossible.
             "    return y.reshape(b, c, h, w)  # <--\n",
         ),
         Example(
+            "def accuracy(output, target, k):\n    _, pred = output.topk(k, 1, True, True)\n    pred = pred.t()\n"
+            "    correct = pred.eq(target.view(1, -1).expand_as(pred))\n"
+            "    return correct[:k].view(-1).float().sum(0)  # <--\n",
+            fixed="def accuracy(output, target, k):\n    _, pred = output.topk(k, 1, True, True)\n    pred = pred.t()\n"
+            "    correct = pred.eq(target.view(1, -1).expand_as(pred))\n"
+            "    return correct[:k].reshape(-1).float().sum(0)  # <--\n",
+        ),
+        Example(
+            "def f(h):\n    return h.transpose(2, 3).clone().view(h.size(0), -1)  # <--\n",
+            fixed="def f(h):\n    return h.transpose(2, 3).clone().reshape(h.size(0), -1)  # <--\n",
+        ),
+        Example(
+            "def f(conv, x):\n    y = conv(x)\n    return y.transpose(0, 1).view(-1)  # <--\n",
+            fixed="def f(conv, x):\n    y = conv(x)\n    return y.transpose(0, 1).reshape(-1)  # <--\n",
+        ),
+        Example(
+            "import torch\ndef f(x, n):\n    return torch.transpose(x, 1, 2).view(n, -1)  # <--\n",
+            fixed="import torch\ndef f(x, n):\n    return torch.transpose(x, 1, 2).reshape(n, -1)  # <--\n",
+        ),
+        Example(
+            "import torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.gru = nn.GRU(8, 16, bidirectional=True)\n    def forward(self, x, h):\n"
+            "        t, b, f = x.size()\n        out, h = self.gru(x, h)\n"
+            "        return out.transpose(0, 1).view(-1, 32)  # <--\n",
+            fixed="import torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.gru = nn.GRU(8, 16, bidirectional=True)\n    def forward(self, x, h):\n"
+            "        t, b, f = x.size()\n        out, h = self.gru(x, h)\n"
+            "        return out.transpose(0, 1).reshape(-1, 32)  # <--\n",
+        ),
+        Example(
             "import torch\nx = torch.rand(4, 6)\ny = x[:, :3].view(12)  # <--\n",
             fixed="import torch\nx = torch.rand(4, 6)\ny = x[:, :3].reshape(12)  # <--\n",
         ),
@@ -125,7 +180,7 @@ a view is impossible.
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         """``x.view(...)`` that the stride rule proves impossible."""
-        if view_call(node) != "view" or not isinstance(node.func, cst.Attribute):
+        if view_call(node) != "view" or type(node.func) is not cst.Attribute:
             return
         verdict = ctx.view_verdict(node)
         if verdict is None:

@@ -119,7 +119,7 @@ z = torch.zeros(max(n - 4, 0))
             self._check_factory(node, ctx)
             return
         request = view_request(node, ctx)
-        if request is None or not isinstance(node.func, cst.Attribute):
+        if request is None or type(node.func) is not cst.Attribute:
             return
         method, recv, target = request
         bad = negative_view_size(target)
@@ -139,7 +139,7 @@ z = torch.zeros(max(n - 4, 0))
 
     def _check_count(self, node: cst.Call, ctx, method: str, recv, target) -> None:
         """The element count of ``recv`` against the sizes of a valid-looking target."""
-        if recv.shape is None or not isinstance(node.func, cst.Attribute):
+        if recv.shape is None or type(node.func) is not cst.Attribute:
             return
         numel = recv.shape.numel()
         if numel is None:
@@ -177,7 +177,7 @@ z = torch.zeros(max(n - 4, 0))
     def _check_generic_count(self, node: cst.Call, ctx, method: str, recv, target) -> None:
         """The element counts as products of the sizes the code computed (``b, c, h, w =
         x.shape`` then ``x.view(b, c * h)``): they differ unless some sizes are 1."""
-        if recv.shape.rank is None or not isinstance(node.func, cst.Attribute):
+        if recv.shape.rank is None or type(node.func) is not cst.Attribute:
             return
         extra = generic_count_exception(recv.shape.dims, target)
         if not extra:
@@ -198,7 +198,7 @@ z = torch.zeros(max(n - 4, 0))
     def _check_factory(self, node: cst.Call, ctx) -> None:
         """``torch.zeros(-1)``, ``x.new_zeros(2, -3)``: a negative size in a factory."""
         func = node.func
-        last = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", None)
+        last = func.attr.value if type(func) is cst.Attribute else getattr(func, "value", None)
         if last not in _SIZED_CALLS:
             return  # most calls: no need to resolve the name
         asked = ctx.factory_sizes(node)

@@ -14,7 +14,7 @@ from shapecheck.strides import generic_view_exceptions, unknown_dim_atom
 def view_call(node: cst.Call) -> Optional[str]:
     """``view``/``reshape`` when ``node`` is such a method call."""
     func = node.func
-    if isinstance(func, cst.Attribute) and func.attr.value in RESHAPE_METHODS and node.args:
+    if type(func) is cst.Attribute and func.attr.value in RESHAPE_METHODS and node.args:
         return func.attr.value
     return None
 
@@ -23,7 +23,7 @@ def view_request(node: cst.Call, ctx) -> Optional[tuple[str, Fact, list]]:
     """``(method, receiver fact, target sizes)`` for a ``view``/``reshape`` call on a tensor (or
     on a value of unknown kind) whose target sizes the inference read; else ``None``."""
     method = view_call(node)
-    if method is None or not isinstance(node.func, cst.Attribute):
+    if method is None or type(node.func) is not cst.Attribute:
         return None
     recv = ctx.fact(node.func.value)
     if recv.kind not in ("tensor", None):
@@ -71,9 +71,14 @@ def view_condition(recv: Fact, target, subject: str) -> Optional[str]:
     it work (``"`T` or dim 2 of `y` is 1"``); ``None`` when it fails whatever the sizes (the
     exact strides are known, or no size being 1 helps)."""
     shape = recv.shape
-    if shape is None or shape.rank is None or (recv.strides is not None and shape.is_fully_known):
+    if shape is None or (recv.strides is not None and shape.is_fully_known):
         return None
-    found = generic_view_exceptions(shape.dims, recv.perm, target)
+    if shape.rank is None:
+        if recv.perm is None or shape.rest_at != len(shape.dims) or len(recv.perm) != len(shape.dims):
+            return "some size is 1"
+        found = _bounded_exceptions(shape.dims, recv.perm, target)
+    else:
+        found = generic_view_exceptions(shape.dims, recv.perm, target)
     if found is None:
         return "some size is 1"
     if not found:
@@ -82,7 +87,7 @@ def view_condition(recv: Fact, target, subject: str) -> Optional[str]:
 
     def name(atom: str) -> str:
         if atom.startswith("#gap"):
-            return "a dim that indexing removed"
+            return "a dim (or the part of one) that indexing removed"
         return names.get(atom) or f"`{atom}`"
 
     if all(len(group) == 1 for group in found):
@@ -94,6 +99,23 @@ def view_condition(recv: Fact, target, subject: str) -> Optional[str]:
         return " or ".join(parts)
     return _either([name(g[0]) + " is 1" if len(g) == 1 else " and ".join(name(a) for a in g) + " are 1"
                     for g in found])
+
+
+def _bounded_exceptions(dims, perm, target) -> Optional[list[tuple[str, ...]]]:
+    """:func:`generic_view_exceptions` for a tensor of at least ``len(dims)`` dims (see
+    ``strides.generic_view_bounded``): the sets of sizes whose being 1 lets the view work with
+    or without the further dims, the smallest first."""
+    without = generic_view_exceptions(dims, perm, target)
+    top = max((p for p in perm if p >= 0), default=-1) + 1
+    rest = unknown_dim_atom(len(dims))
+    with_rest = generic_view_exceptions([*dims, None], [*perm, top], target)
+    if without is None or with_rest is None:
+        return None
+    found: list[tuple[str, ...]] = []
+    for group in sorted(without + [g for g in with_rest if rest not in g], key=len):
+        if not any(set(f) <= set(group) for f in found):
+            found.append(group)
+    return found
 
 
 def _either(items: list[str]) -> str:

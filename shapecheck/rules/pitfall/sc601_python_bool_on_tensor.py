@@ -8,16 +8,16 @@ import libcst as cst
 
 from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.messages import short
-from shapecheck.rules.helpers.element_count import several_elements
+from shapecheck.rules.helpers.element_count import several_elements_of
 from shapecheck.rules.helpers.tensors import tensor_fact
 
 
 def _truth_tested(expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
     """The sub-expressions whose truth value Python computes when it tests ``expr``."""
-    if isinstance(expr, cst.BooleanOperation):
+    if type(expr) is cst.BooleanOperation:
         yield from _truth_tested(expr.left)
         yield from _truth_tested(expr.right)
-    elif isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
+    elif type(expr) is cst.UnaryOperation and type(expr.operator) is cst.Not:
         yield from _truth_tested(expr.expression)
     else:
         yield expr
@@ -70,6 +70,18 @@ if (x > 0).all():             # or .any(): say which one you mean
         "    loss = F.nll_loss(output, target)\n    if loss > 0.5:\n        print(loss)\n",
         # a value that may be a NumPy array is no evidence of a tensor
         "import numpy as np\ndef f(x):\n    y = np.asarray(x)\n    if x.transpose(1, 2) > 0:\n        return y\n",
+        # full reductions and .item() values are single numbers
+        "import torch.nn as nn\nfc = nn.Linear(8, 4)\ndef f(x, best):\n    y = fc(x)\n    acc = y.sum().item()\n"
+        "    if y.mean() > 0 and acc > best:\n        return True\n"
+        "    if y.max() > best or not y.any():\n        return False\n",
+        # a reduction over the only dim of a 1-D tensor is 0-dim; the batch of a reduction over
+        # dim 1 may be 1 by construction (greedy decoding of one sentence)
+        "import torch\ndef f(x):\n    v = x.view(-1)\n    if v.sum(dim=0) > 0:\n        return 1\n",
+        # a tensor compared with None (or an unknown value, perhaps None) by `==` is a Python bool
+        "import torch.nn as nn\nfc = nn.Linear(8, 4)\ndef f(x, y):\n    a = fc(x)\n"
+        "    if a == None or a == y:\n        return 1\n",
+        "import torch\ndef decode(model, out, end):\n    prob = model.ff(out[:, -1])\n"
+        "    _, next_word = torch.max(prob, dim=1)\n    if next_word == end:\n        return 1\n",
     )
     invalid = (
         "import torch\nx = torch.randn(2, 3)\nmask_a = x > 0\nmask_b = x < 1\nboth = mask_a and mask_b  # <--\n",
@@ -79,6 +91,10 @@ if (x > 0).all():             # or .any(): say which one you mean
         # `output` is the prediction F.nll_loss takes: at least one dim
         "import torch.nn.functional as F\ndef train(model, data, target):\n    output = model(data)\n"
         "    loss = F.nll_loss(output, target)\n    if output > 0.5:  # <--\n        print(loss)\n",
+        # an nn.Linear(8, 4) output ends in 4 features, whatever its input
+        "import torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.fc = nn.Linear(8, 4)\n    def forward(self, x, best):\n        a = self.fc(x)\n"
+        "        return (a > best) or (a < 0)  # <--\n",
     )
 
     def __init__(self) -> None:
@@ -91,7 +107,7 @@ if (x > 0).all():             # or .any(): say which one you mean
         if fact is None:
             return
         name = short(ctx, expr)
-        found = several_elements(fact, name)
+        found = several_elements_of(ctx, expr, name)
         if found is None:
             return
         described, condition = found
@@ -107,13 +123,13 @@ if (x > 0).all():             # or .any(): say which one you mean
 
     def visit_BooleanOperation(self, node: cst.BooleanOperation, ctx) -> None:
         """The left operand of ``and``/``or``."""
-        word = "`and`" if isinstance(node.operator, cst.And) else "`or`"
+        word = "`and`" if type(node.operator) is cst.And else "`or`"
         for expr in _truth_tested(node.left):
             self._check(expr, ctx, word)
 
     def visit_UnaryOperation(self, node: cst.UnaryOperation, ctx) -> None:
         """The operand of ``not``."""
-        if isinstance(node.operator, cst.Not):
+        if type(node.operator) is cst.Not:
             for expr in _truth_tested(node.expression):
                 self._check(expr, ctx, "`not`")
 

@@ -9,7 +9,7 @@ import libcst as cst
 from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.calls import method_call, positional
 from shapecheck.rules.helpers.messages import short
-from shapecheck.rules.helpers.element_count import several_elements
+from shapecheck.rules.helpers.element_count import several_elements_of
 from shapecheck.rules.helpers.tensors import tensor_fact
 
 
@@ -63,6 +63,14 @@ total = x.sum().item()        # or reduce first
         "def f(x):\n    b, t = x.size()\n    y = x.contiguous()\n    return y.sum().item() + y[0, 0].item()\n",
         # evidence of a tensor, but not of its rank: a 0-dim tensor is possible
         "def f(out):\n    out = out.contiguous()\n    return out.item()\n",
+        # full reductions of a layer's output, counts of matches
+        "import torch.nn as nn\nfc = nn.Linear(8, 4)\ndef f(x, y):\n    out = fc(x)\n"
+        "    return out.sum().item() + out.mean().item() + (out.argmax(1) == y).sum().item()\n",
+        # a reduction over the only dim of a 1-D tensor is 0-dim; the batch of a reduction over
+        # dim 1 may be 1 by construction (greedy decoding of one sentence)
+        "def f(x):\n    return x.view(-1).sum(0).item()\n",
+        "import torch\ndef decode(model, out):\n    prob = model.ff(out[:, -1])\n"
+        "    _, next_word = torch.max(prob, dim=1)\n    return next_word.item()\n",
     )
     invalid = (
         "import torch\nx = torch.randn(2, 3)\nv = x.item()  # <--\n",
@@ -75,6 +83,10 @@ total = x.sum().item()        # or reduce first
         "import torch.nn.functional as F\ndef train(model, data, target):\n    output = model(data)\n"
         "    loss = F.nll_loss(output, target)\n    v = output.item()  # <--\n",
         "def f(x):\n    y = x.permute(1, 0)\n    return float(y)  # <--\n",
+        # `x == 0` holds the elements of `x`: (..., 4) here
+        "import torch.nn as nn\nfc = nn.Linear(8, 4)\ndef f(x):\n    return (fc(x) == 0).item()  # <--\n",
+        "def f(boxes):\n    n, k = boxes.size()\n    boxes = boxes.contiguous()\n"
+        "    return boxes.sum(-1).item()  # <--\n",
     )
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
@@ -83,7 +95,7 @@ total = x.sum().item()        # or reduce first
         call = method_call(node)
         if call is not None and call[1] == "item" and not node.args:
             target, how = call[0], "`.item()`"
-        elif isinstance(node.func, cst.Name) and node.func.value in ("float", "int"):
+        elif type(node.func) is cst.Name and node.func.value in ("float", "int"):
             args = positional(node)
             if len(args) == 1 and len(node.args) == 1:
                 target, how = args[0], f"`{node.func.value}()`"
@@ -93,7 +105,7 @@ total = x.sum().item()        # or reduce first
         if fact is None:
             return
         name = short(ctx, target)
-        found = several_elements(fact, name)
+        found = several_elements_of(ctx, target, name)
         if found is None:
             return
         described, condition = found

@@ -1,25 +1,146 @@
-"""SC604 list-of-tensor: `list(t)` on a 1-D tensor gives 0-dim tensors, not numbers."""
+"""SC604 list-of-tensor: `list(t)` on a 1-D tensor gives 0-dim tensors, not numbers; a list of
+tensors with several elements given to `torch.tensor` raises."""
 
 from __future__ import annotations
+
+from typing import Iterator, Optional
 
 import libcst as cst
 
 from shapecheck.rules.base import Rule, register
+from shapecheck.rules.helpers.calls import method_call
+from shapecheck.rules.helpers.element_count import several_elements_of
 from shapecheck.rules.helpers.messages import short
 from shapecheck.rules.helpers.tensors import tensor_fact
+
+#: what building a tensor from a list of tensors with several elements raises, by constructor
+_CONSTRUCTORS = {
+    "torch.tensor": "ValueError", "torch.as_tensor": "ValueError", "torch.Tensor": "ValueError",
+    "torch.FloatTensor": "ValueError", "torch.DoubleTensor": "ValueError", "torch.LongTensor": "TypeError",
+}
+#: compound statements that run their body unconditionally (loops: once they run at all)
+_PLAIN_BLOCKS = (cst.For, cst.While, cst.With, cst.IndentedBlock, cst.SimpleStatementLine, cst.Expr)
+
+
+def _path(root: cst.CSTNode, target: cst.CSTNode) -> Optional[list[cst.CSTNode]]:
+    """The nodes from ``root`` down to ``target`` (both included), or ``None``."""
+    if root is target:
+        return [root]
+    for child in root.children:
+        found = _path(child, target)
+        if found is not None:
+            return [root] + found
+    return None
+
+
+def _plain_append(function: cst.FunctionDef, append: cst.Call) -> bool:
+    """``append`` runs whenever the loops around it run: only loops and ``with`` blocks lie
+    between the function's body and its statement (no ``if``, ``try``, nested function)."""
+    path = _path(function.body, append)
+    if path is None:
+        return False
+    for node in path[1:]:
+        if node is append:
+            return True
+        if not isinstance(node, _PLAIN_BLOCKS):
+            return False
+    return False
+
+
+class _Uses(cst.CSTVisitor):
+    """How a function uses the local ``name``: the ``name = []`` statements, and whether anything
+    else binds or changes it (another assignment, a loop or ``with`` target, ``del``, a method
+    other than ``append``, an item or slice assignment, a nested function)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.empty_lists: list[cst.Assign] = []
+        self.other = False
+
+    def _is_name(self, node: cst.CSTNode) -> bool:
+        return type(node) is cst.Name and node.value == self.name
+
+    def _targets(self, target: cst.BaseExpression) -> bool:
+        """``target`` binds or writes into ``name``."""
+        if self._is_name(target):
+            return True
+        if isinstance(target, (cst.Tuple, cst.List)):
+            return any(self._targets(e.value) for e in target.elements)
+        if isinstance(target, (cst.Subscript, cst.Attribute, cst.StarredElement)):
+            return self._targets(target.value)
+        return False
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if any(self._targets(t.target) for t in node.targets):
+            if len(node.targets) == 1 and self._is_name(node.targets[0].target) \
+                    and type(node.value) is cst.List and not node.value.elements:
+                self.empty_lists.append(node)
+            else:
+                self.other = True
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self.other = self.other or self._targets(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self.other = self.other or self._targets(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self.other = self.other or self._targets(node.target)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self.other = self.other or self._targets(node.target)
+
+    def visit_AsName(self, node: cst.AsName) -> None:
+        self.other = self.other or self._targets(node.name)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self.other = self.other or self._targets(node.target)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self.other = self.other or self._targets(node.target)
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self.other = True
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        self.other = True
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if self._is_name(node.value) and node.attr.value != "append":
+            self.other = True
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+
+def _only_appended(function: cst.FunctionDef, name: str) -> bool:
+    """``name`` is a local list of ``function`` made by one ``name = []`` that runs whenever
+    the function does, and only ``append`` changes it."""
+    uses = _Uses(name)
+    function.body.visit(uses)
+    if uses.other or len(uses.empty_lists) != 1:
+        return False
+    path = _path(function.body, uses.empty_lists[0])
+    return path is not None and all(isinstance(n, (cst.IndentedBlock, cst.SimpleStatementLine)) for n in path[:-1])
 
 
 @register
 class ListOfTensor(Rule):
     """SC604: `list(t)` on a 1-D tensor gives 0-dim tensors, not numbers."""
     code = "SC604"
-    needs = ("list",)
+    needs = ("list", "ensor")
     name = "list-of-tensor"
     severity = "warning"
-    summary = "`list(t)` on a 1-D tensor gives 0-dim tensors, not numbers"
+    summary = "`list(t)` on a 1-D tensor gives 0-dim tensors; `torch.tensor(list of tensors)` raises"
     doc = """\
 ## What it does
-Flags `list(t)` where `t` is a tensor known to be 1-D.
+Flags `list(t)` where `t` is a tensor known to be 1-D, and `torch.tensor(xs)` (also
+`torch.as_tensor`, `torch.Tensor`, `torch.FloatTensor`...) where the list `xs` holds tensors
+with more than one element: a list literal, or a local list built by `xs = []` and
+`xs.append(t)` in loops.
 
 ## Why is this bad?
 `list()` iterates over the first dim, so a 1-D tensor becomes a list of 0-dim tensors
@@ -27,16 +148,22 @@ Flags `list(t)` where `t` is a tensor known to be 1-D.
 and an autograd history; comparing, hashing, printing or JSON-encoding them behaves differently
 from numbers, and building the list is slow.
 
+`torch.tensor` converts each element of a list to a Python number: a tensor with more than one
+element raises `ValueError: only one element tensors can be converted to Python scalars`.
+
 ## Example
 ```python
 t = torch.tensor([1, 2, 3])
 ids = list(t)                 # [tensor(1), tensor(2), tensor(3)]
+outputs = [model(x) for x in batches]
+all_out = torch.tensor(outputs)   # ValueError
 ```
 
 ## Use instead
 ```python
 ids = t.tolist()              # [1, 2, 3]
 rows = t.unbind(0)            # when you do want tensors
+all_out = torch.stack(outputs)
 ```
 """
     valid = (
@@ -44,15 +171,82 @@ rows = t.unbind(0)            # when you do want tensors
         "import torch\nt = torch.randn(2, 3)\nrows = list(t)\n",
         "import torch\nshape = list(torch.randn(2, 3).shape)\n",
         "import torch\nt = torch.tensor([1, 2, 3])\nparts = list(t.split(1))\n",
+        # numbers (.item()), tensors joined with stack, an append that may not run
+        "import torch\nimport torch.nn as nn\nmodel = nn.Linear(8, 4)\ndef run(loader, flag):\n    losses = []\n"
+        "    outs = []\n    maybe = []\n    for x in loader:\n        out = model(x)\n"
+        "        losses.append(out.sum().item())\n        outs.append(out)\n        if flag:\n"
+        "            maybe.append(out)\n    return torch.tensor(losses), torch.stack(outs), torch.tensor(maybe)\n",
+        # the list is rebuilt from numbers before torch.tensor
+        "import torch\nimport torch.nn as nn\nmodel = nn.Linear(8, 4)\ndef run(loader):\n    outs = []\n"
+        "    for x in loader:\n        outs.append(model(x))\n    outs = [o.tolist() for o in outs]\n"
+        "    return torch.tensor(outs)\n",
     )
     invalid = (
         "import torch\nt = torch.tensor([1, 2, 3])\nids = list(t)  # <--\n",
         "import torch\nids = list(torch.arange(5))  # <--\n",
+        # torch.tensor of a list of tensors with several elements raises ValueError
+        "import torch\nimport torch.nn as nn\nmodel = nn.Linear(8, 4)\ndef run(loader):\n    outputs = []\n"
+        "    for x in loader:\n        outputs.append(model(x))\n    return torch.tensor(outputs)  # <--\n",
+        "import torch\nimport torch.nn as nn\nemb = nn.Embedding(10, 4)\ndef f(ids):\n    embs = []\n"
+        "    for i in ids:\n        embs.append(emb(i))\n    return torch.FloatTensor(embs)  # <--\n",
+        "import torch\na = torch.randn(3, 4)\nb = torch.Tensor([a, a])  # <--\n",
     )
 
+    def __init__(self) -> None:
+        #: per (function, list name): the appends of tensors of several elements seen so far
+        self._appended: dict[tuple[int, str], list[tuple[cst.Call, str, Optional[str]]]] = {}
+
+    def _record_append(self, node: cst.Call, ctx) -> None:
+        call = method_call(node)
+        if call is None or call[1] != "append" or type(call[0]) is not cst.Name or ctx.function is None:
+            return
+        if len(node.args) != 1 or node.args[0].keyword is not None or node.args[0].star:
+            return
+        item = node.args[0].value
+        name = short(ctx, item)
+        found = several_elements_of(ctx, item, name)
+        if found is not None:
+            key = (id(ctx.function), call[0].value)
+            self._appended.setdefault(key, []).append((node, found[0], found[1]))
+
+    def _items(self, arg: cst.BaseExpression, ctx) -> Iterator[tuple[cst.CSTNode, str, str, Optional[str]]]:
+        """The tensors of several elements the list ``arg`` holds: ``(where, name, described, condition)``."""
+        if type(arg) is cst.List:
+            for e in arg.elements:
+                if type(e) is cst.Element:
+                    name = short(ctx, e.value)
+                    found = several_elements_of(ctx, e.value, name)
+                    if found is not None:
+                        yield e.value, name, found[0], found[1]
+            return
+        if type(arg) is not cst.Name or ctx.function is None:
+            return
+        appends = self._appended.get((id(ctx.function), arg.value))
+        if not appends or not _only_appended(ctx.function, arg.value):
+            return
+        for append, described, condition in appends:
+            if _plain_append(ctx.function, append):
+                yield append, short(ctx, append.args[0].value), described, condition
+
+    def _constructor(self, node: cst.Call, ctx) -> None:
+        qual = ctx.qualname(node.func)
+        error = _CONSTRUCTORS.get(qual or "")
+        if error is None or not node.args or node.args[0].keyword is not None or node.args[0].star:
+            return
+        arg = node.args[0].value
+        for _, name, described, condition in self._items(arg, ctx):
+            unless = f" unless {condition}" if condition is not None else ""
+            ctx.report(node, f"`{short(ctx, node.func)}` of a list of tensors: `{short(ctx, arg)}` holds "
+                             f"`{name}`, a tensor of {described}; this raises {error}{unless} (only one "
+                             f"element tensors can be converted to Python scalars); use `torch.stack` "
+                             f"(or `torch.cat`) to join tensors", condition=condition)
+            return
+
     def visit_Call(self, node: cst.Call, ctx) -> None:
-        """``list(t)`` on a 1-D tensor."""
-        if not (isinstance(node.func, cst.Name) and node.func.value == "list"):
+        """``list(t)`` on a 1-D tensor; ``torch.tensor`` of a list of tensors with several elements."""
+        self._record_append(node, ctx)
+        self._constructor(node, ctx)
+        if not (type(node.func) is cst.Name and node.func.value == "list"):
             return
         if len(node.args) != 1 or node.args[0].keyword is not None or node.args[0].star:
             return

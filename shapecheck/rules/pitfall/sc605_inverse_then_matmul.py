@@ -19,7 +19,7 @@ _MATMULS = {"matmul", "mm"}
 
 def _inverse_operand(ctx, expr: cst.BaseExpression) -> Optional[tuple[cst.BaseExpression, bool]]:
     """For ``torch.inverse(A)``/``torch.linalg.inv(A)``/``A.inverse()``: ``(A, via_function)``."""
-    if not isinstance(expr, cst.Call):
+    if type(expr) is not cst.Call:
         return None
     name = torch_name(ctx, expr.func)
     args = positional(expr)
@@ -136,7 +136,7 @@ in the last digits, which matters to a program that prints or compares them exac
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
         """``torch.inverse(A) @ b``."""
-        if not isinstance(node.operator, cst.MatrixMultiply):
+        if type(node.operator) is not cst.MatrixMultiply:
             return
         inverse = _inverse_operand(ctx, node.left)
         if inverse is not None:

@@ -11,7 +11,9 @@ from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.calls import dotted_name
 from shapecheck.rules.helpers.messages import short
 from shapecheck.rules.helpers.operators import ARITHMETIC_OPERATORS, COMPARISON_OPERATORS
-from shapecheck.semantic.facts import FLOAT, INT, TENSOR
+from shapecheck.semantic.facts import FLOAT, INT, TENSOR, Reduction
+from shapecheck.rules.shape.gram_norms import gram_norm
+from shapecheck.rules.shape.bound_values import value_before
 from shapecheck.semantic.syntax import is_number
 from shapecheck.semantic.torch_api import BROADCASTING_FUNCTIONS, ELEMENTWISE_BINARY
 from shapecheck.shapes import Shape, format_shape
@@ -52,8 +54,10 @@ def _reduction_pair(ctx, source_expr: cst.BaseExpression, reduced_expr: cst.Base
     itself, or of the tensor whose shape ``source_expr`` has (``x - x.mean(0)``, ``x * 2``)."""
     red_fact = ctx.fact(reduced_expr)
     red = red_fact.reduction
-    if red is None or red.source_name is None:
+    if red is None:
         return None
+    if red.source_name is None:
+        return _unnamed_pair(ctx, source_expr, red_fact, red)
     root = _same_shape_root(ctx, source_expr, red.source_name)
     if root is None:
         return None
@@ -63,18 +67,58 @@ def _reduction_pair(ctx, source_expr: cst.BaseExpression, reduced_expr: cst.Base
     return red_fact, src_fact, red
 
 
+def _unnamed_pair(ctx, source_expr: cst.BaseExpression, red_fact, red: Reduction):
+    """The pair for a reduction of an expression that has the shape of a named tensor
+    (``((x - mean) ** 2).mean(-1)`` with ``mean`` a keepdim mean of ``x``) combined with an
+    expression whose trailing dims are that tensor's; the reduction then names it."""
+    call = red.node
+    if type(call) is not cst.Call or not call.args:
+        return None
+    if type(call.func) is cst.Attribute and ctx.qualname(call.func) is None:
+        reduced = call.func.value
+    elif call.args[0].keyword is None and (ctx.qualname(call.func) or "").startswith("torch."):
+        reduced = call.args[0].value
+    else:
+        return None
+    red_root = _reduced_root(ctx, reduced)
+    name = dotted_name(red_root) if red_root is not None else None
+    if red_root is None or name is None:
+        return None
+    root = _same_shape_root(ctx, source_expr, name)
+    if root is None or ctx.fact(root) is not ctx.fact(red_root) or ctx.fact(root).kind not in (TENSOR, None):
+        return None
+    src_fact = ctx.fact(root)
+    return red_fact, src_fact, Reduction(src_fact, name, red.axes, red.node, red.default_of)
+
+
+def _reduced_root(ctx, expr: cst.BaseExpression, depth: int = 0) -> Optional[cst.BaseExpression]:
+    """The named tensor whose shape ``expr`` has exactly: the name, or an elementwise op of it
+    with numbers, itself, or a reduction of it that broadcasts back (``x - x.mean(1, keepdim=True)``)."""
+    if dotted_name(expr) is not None:
+        return expr
+    if depth > 8 or type(expr) is not cst.BinaryOperation or type(expr.operator) is cst.MatrixMultiply:
+        return None
+    for side, other in ((expr.left, expr.right), (expr.right, expr.left)):
+        root = _reduced_root(ctx, side, depth + 1)
+        name = dotted_name(root) if root is not None else None
+        if root is not None and name is not None and _keeps_shape_of(ctx, other, root, name):
+            return root
+    return None
+
+
 def _same_shape_root(ctx, expr: cst.BaseExpression, name: str, depth: int = 0) -> Optional[cst.BaseExpression]:
-    """The expression of the tensor called ``name`` when ``expr`` has its shape: the name itself,
-    or an elementwise op of it with numbers, with itself, or with a reduction of it that
-    broadcasts back to its shape (over leading dims, or with ``keepdim=True``)."""
+    """The expression of the tensor called ``name`` when ``expr``'s trailing dims are its dims:
+    the name itself, or an elementwise op of it with anything (broadcasting lines every operand
+    up with the result's trailing dims, so a reduction of it is misaligned there as it is
+    against it: ``self.g * (x - mean) / x.var(-1)``)."""
     if dotted_name(expr) == name:
         return expr
-    if depth > 8 or not isinstance(expr, cst.BinaryOperation) or isinstance(expr.operator, cst.MatrixMultiply):
+    if depth > 8 or type(expr) is not cst.BinaryOperation or type(expr.operator) is cst.MatrixMultiply:
         return None
     for side, other in ((expr.left, expr.right), (expr.right, expr.left)):
         root = _same_shape_root(ctx, side, name, depth + 1)
-        if root is not None and _keeps_shape_of(ctx, other, root, name):
-            return root
+        if root is not None and (ctx.fact(other).reduction is None or _keeps_shape_of(ctx, other, root, name)):
+            return root  # a misaligned reduction there is its own finding
     return None
 
 
@@ -85,11 +129,25 @@ def _keeps_shape_of(ctx, other: cst.BaseExpression, root: cst.BaseExpression, na
     red = ctx.fact(other).reduction
     if red is not None and red.source is ctx.fact(root):
         return misaligned_unless(red.axes, ctx.fact(root).shape) is None
-    if isinstance(other, cst.Call) and isinstance(other.func, cst.Attribute) \
-            and dotted_name(other.func.value) == name:
-        keep = next((a.value for a in other.args if a.keyword is not None and a.keyword.value == "keepdim"), None)
-        return isinstance(keep, cst.Name) and keep.value == "True"
-    return False
+    if type(other) is cst.Name:
+        bound = value_before(ctx, other.value, other)
+        if bound is not None:
+            other = bound
+    return _keepdim_reduction_of(ctx, other, name)
+
+
+def _keepdim_reduction_of(ctx, call: cst.BaseExpression, name: str) -> bool:
+    """``call`` reduces the tensor called ``name`` with ``keepdim=True`` (``x.mean(1, keepdim=True)``,
+    ``torch.mean(x, 1, keepdim=True)``)."""
+    if type(call) is not cst.Call:
+        return False
+    if type(call.func) is cst.Attribute and dotted_name(call.func.value) == name:
+        pass
+    elif not (call.args and call.args[0].keyword is None and dotted_name(call.args[0].value) == name
+              and (ctx.qualname(call.func) or "").startswith("torch.")):
+        return False
+    keep = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "keepdim"), None)
+    return type(keep) is cst.Name and keep.value == "True"
 
 
 def _align_message(src: Shape, out: Shape) -> Optional[str]:
@@ -117,9 +175,9 @@ def _matrix_types_possible(ctx) -> bool:
 
 def _shape_source(expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
     """``x`` for ``x.shape``, ``x.size()``, ``*x.shape``: the tensor whose shape ``expr`` is."""
-    if isinstance(expr, cst.Attribute) and expr.attr.value == "shape":
+    if type(expr) is cst.Attribute and expr.attr.value == "shape":
         return expr.value
-    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "size" \
+    if type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value == "size" \
             and not expr.args:
         return expr.func.value
     return None
@@ -142,9 +200,15 @@ then broadcast back against the tensor it was computed from. Every spelling coun
   methods or `torch.*` functions, with the dim positional, keyword (`dim=`, `axis=`), held in a
   variable, or left at a parameter's default (`def f(x, dim=-1)`);
 - the source itself or an op that keeps its shape (`x ** 2`, `x.abs()`, `x.float()`);
+- the reduction kept through numbers: literals, a parameter with a number default (`eps=1e-6`),
+  `self.eps` when the class only ever sets it from such numbers, and `clamp`/`sqrt`/`pow`;
 - combined by an operator (`+ - * / ** == < >`), augmented assignment (`x /= ...`), a method
   (`div`, `sub_`...), a function (`torch.div`, `torch.where`, `torch.maximum`...),
   `expand_as(x)`/`expand(x.shape)`, or joined in `torch.cat`/`torch.stack`.
+
+A reduction of the left operand of a matrix product combined with the product (cosine
+similarity `(a @ b.t()) / (a.norm(dim=1) * b.norm(dim=1))`) is flagged too: the product has
+`a`'s rows on its next-to-last dim, and broadcasting lines the reduction up with its columns.
 
 The leading-dims rule decides, not the sizes: `x - x.mean(1)` is flagged even for a square `x`,
 where torch raises nothing. When the rank is unknown, `dim=-1` is leading only for a 1-D tensor:
@@ -190,6 +254,26 @@ centered = x - x.mean(dim=1, keepdim=True)
         "def f(P):\n    P /= P.sum(0)\n",
         # scipy's sparse matrices (and np.matrix) keep the reduced axis: this normalises rows
         "import scipy.sparse as sp\ndef f(adj):\n    adj = sp.coo_matrix(adj)\n    return adj / adj.sum(1)\n",
+        # a number parameter, an `unsqueeze`, keepdim: the reduction is broadcast back right
+        "import torch\ndef l2(x, eps=1e-6):\n    n = torch.sqrt(torch.sum(x ** 2, 1, keepdim=True) + eps)\n"
+        "    return torch.div(x, n)\n",
+        "import torch\ndef l2(x, eps=1e-6):\n    n = torch.sqrt(torch.sum(x ** 2, 1) + eps)\n"
+        "    return torch.div(x, n.unsqueeze(1))\n",
+        # `eps` rebound to a tensor, `self.eps` set from outside `__init__`: not known to be numbers
+        "import torch\ndef l2(x, eps=1e-6):\n    eps = torch.ones(x.shape[0], 1)\n    return x / (x.sum(1) + eps)\n",
+        "import torch.nn as nn\nclass N(nn.Module):\n    def __init__(self, eps=1e-6):\n        super().__init__()\n"
+        "        self.eps = eps\n    def set(self, t):\n        self.eps = t\n"
+        "    def forward(self, x):\n        return x / (x.sum(1) + self.eps)\n",
+        # cosine similarity done right: an outer product of the norms, or keepdim on the rows' norms
+        "import torch\ndef cos(a, b, eps=1e-8):\n    g = torch.mm(a, b.t())\n"
+        "    return g / torch.ger(a.norm(dim=1), b.norm(dim=1)).clamp(min=eps)\n",
+        "def cos(a, b):\n    n1 = a.norm(dim=1, keepdim=True)\n    n2 = b.norm(dim=1)\n    g = a @ b.t()\n"
+        "    return g / (n1 * n2)\n",
+        "def cos(a, b):\n    n1 = a.norm(dim=1)\n    n2 = b.norm(dim=1)\n    g = a @ b.t()\n"
+        "    return g / (n1[:, None] * n2[None, :])\n",
+        # the right operand's norms line up with the columns; `x @ x.t() / n` scales the columns
+        "def f(a, b):\n    g = a @ b.t()\n    return g / b.norm(dim=1)\n",
+        "def f(x):\n    n = x.norm(dim=1)\n    g = x @ x.t()\n    return g / n\n",
     )
     invalid = (
         "import torch\nx = torch.randn(16, 8)\ny = x - x.mean(dim=1)  # <--\n",
@@ -204,6 +288,22 @@ centered = x - x.mean(dim=1, keepdim=True)
         "import torch\ndef mx(v):\n    m, _ = torch.max(v, dim=-1)\n    return v - m  # <--\n",
         "def f(x, dim=-1):\n    return x.sub_(x.mean(dim))  # <--\n",
         "import torch\ndef f(x):\n    return x / torch.linalg.vector_norm(x, dim=1)  # <--\n",
+        # through `+ eps` with a number parameter, and `self.eps` set from one in `__init__`
+        "import torch\ndef l2(x, eps=1e-6):\n    norm = torch.sqrt(torch.sum(x ** 2, 1) + eps)\n"
+        "    return torch.div(x, norm)  # <--\n",
+        "import torch\nimport torch.nn as nn\nclass L2Norm(nn.Module):\n    def __init__(self, eps=1e-6):\n"
+        "        super().__init__()\n        self.eps = eps\n    def forward(self, x):\n"
+        "        norm = torch.sqrt(torch.sum(x ** 2, 1) + self.eps)\n        return torch.div(x, norm)  # <--\n",
+        # list dims; the mean has keepdim, the variance not
+        "import torch\ndef bn(x, eps=1e-5):\n    mean = x.mean(dim=[0, 2], keepdim=True)\n"
+        "    var = x.var(dim=[0, 2], unbiased=False)\n    return (x - mean) / torch.sqrt(var + eps)  # <--\n",
+        "def normalize(x, eps=1e-8):\n    norms = x.norm(dim=1)\n    return x / norms.clamp(min=eps)  # <--\n",
+        # cosine similarity: the left operand's norms line up with the columns of the product
+        "def cos(a, b):\n    n1 = a.norm(dim=1)\n    n2 = b.norm(dim=1)\n    g = a @ b.t()\n"
+        "    return g / (n1 * n2)  # <--\n",
+        "import torch\ndef cos(x1, x2, eps=1e-8):\n    w12 = torch.mm(x1, x2.t())\n    w1 = torch.norm(x1, 2, 1)\n"
+        "    w2 = torch.norm(x2, 2, 1)\n    return w12 / (w1 * w2).clamp(min=eps)  # <--\n",
+        "def gram(x):\n    n = x.norm(dim=1)\n    g = x @ x.t()\n    return g / (n * n)  # <--\n",
     )
 
     def _check(self, node, ctx, source_expr, reduced_expr, how: str) -> bool:
@@ -258,13 +358,45 @@ centered = x - x.mean(dim=1, keepdim=True)
         """Arithmetic between a tensor and its own reduction."""
         if not isinstance(node.operator, ARITHMETIC_OPERATORS):
             return
-        if not self._check(node, ctx, node.left, node.right, "elementwise"):
-            self._check(node, ctx, node.right, node.left, "elementwise")
+        if self._check(node, ctx, node.left, node.right, "elementwise") \
+                or self._check(node, ctx, node.right, node.left, "elementwise"):
+            return
+        if isinstance(node.operator, (cst.Divide, cst.Multiply)) and not self._gram(node, ctx, node.left, node.right) \
+                and type(node.operator) is cst.Multiply:
+            self._gram(node, ctx, node.right, node.left)
 
     def visit_AugAssign(self, node: cst.AugAssign, ctx) -> None:
         """``x /= x.sum(1)``: the reduction broadcast back into its own source, in place."""
-        if isinstance(node.operator, _AUGMENTED):
-            self._check(node, ctx, node.target, node.value, "elementwise")
+        if isinstance(node.operator, _AUGMENTED) and not self._check(node, ctx, node.target, node.value,
+                                                                     "elementwise") \
+                and isinstance(node.operator, (cst.DivideAssign, cst.MultiplyAssign)):
+            self._gram(node, ctx, node.target, node.value)
+
+    def _gram(self, node, ctx, product: cst.BaseExpression, other: cst.BaseExpression) -> bool:
+        """A reduction of a matrix product's left operand combined with the product
+        (:mod:`~shapecheck.rules.shape.gram_norms`); True when it reported."""
+        found = gram_norm(ctx, product, other)
+        if found is None:
+            return False
+        red = found.reduction
+        axis = red.axes[0]
+        left = found.left
+        src_rank = red.source.rank
+        if src_rank is not None and src_rank < 2:
+            return False
+        condition = f"`{left}` is 1-D" if src_rank is None and axis in (0, -1) else None
+        red_text = short(ctx, red.node) if red.node is not None else "the reduction"
+        outcome = "torch raises nothing and" if found.same else \
+            "torch raises unless the two row counts are equal, and when they are"
+        message = (f"`{red_text}` holds one value per row of `{left}` (it dropped axis {axis}, no keepdim=True), "
+                   f"but `{short(ctx, product)}` has `{left}`'s rows on its next-to-last dim: broadcasting lines the "
+                   f"reduction up with the last dim (the columns), so {outcome} each column is scaled by the wrong "
+                   f"row's value; pass keepdim=True "
+                   f"(or index it `[:, None]`)")
+        if condition is not None:
+            message += f" (wrong unless {condition})"
+        ctx.report(node, message, condition=condition)
+        return True
 
     def visit_Comparison(self, node: cst.Comparison, ctx) -> None:
         """Comparisons between a tensor and its own reduction."""
@@ -281,7 +413,7 @@ centered = x - x.mean(dim=1, keepdim=True)
         qual = ctx.qualname(node.func)
         if qual is None:
             func = node.func
-            if not isinstance(func, cst.Attribute):
+            if type(func) is not cst.Attribute:
                 return
             attr = func.attr.value
             if attr in _EXPAND_METHODS and len(node.args) == 1:
@@ -295,7 +427,7 @@ centered = x - x.mean(dim=1, keepdim=True)
         if qual in _CONCAT_FUNCS:
             if not node.args or not isinstance(node.args[0].value, (cst.List, cst.Tuple)):
                 return
-            elems = [e.value for e in node.args[0].value.elements if not isinstance(e, cst.StarredElement)]
+            elems = [e.value for e in node.args[0].value.elements if type(e) is not cst.StarredElement]
             self._pairs(node, ctx, elems, "concat")
         elif qual == "torch.broadcast_to" and len(args) == 2:
             source = _shape_source(args[1])
@@ -315,6 +447,6 @@ centered = x - x.mean(dim=1, keepdim=True)
 
 def how_method(node: cst.CSTNode) -> str:
     """The name of the method a call node calls (``expand_as``), for messages."""
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+    if type(node) is cst.Call and type(node.func) is cst.Attribute:
         return node.func.attr.value
     return "broadcast_to"

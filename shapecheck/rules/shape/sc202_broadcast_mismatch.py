@@ -11,6 +11,8 @@ from shapecheck.errors import BroadcastError
 from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.messages import short
 from shapecheck.rules.helpers.operators import ARITHMETIC_OPERATORS, COMPARISON_OPERATORS
+from shapecheck.rules.shape.channel_vectors import channel_vector
+from shapecheck.rules.shape.loss_targets import mismatch as loss_mismatch
 from shapecheck.semantic.facts import TENSOR
 from shapecheck.semantic.torch_api import BROADCASTING_FUNCTIONS, ELEMENTWISE_BINARY, INPLACE_METHODS
 from shapecheck.shapes import Shape, format_shape
@@ -18,6 +20,11 @@ from shapecheck.shapes import Shape, format_shape
 
 #: the binary methods whose in-place form writes the broadcast result into the receiver
 _INPLACE_BINARY = frozenset(n + "_" for n in ELEMENTWISE_BINARY if n + "_" in INPLACE_METHODS)
+# the ops that combine a per-channel vector (a bias, a scale) with a convolution's output
+_CHANNEL_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)
+_CHANNEL_AUGMENTED = (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign, cst.DivideAssign)
+_CHANNEL_FUNCTIONS = frozenset({"torch.add", "torch.sub", "torch.mul", "torch.div"})
+_CHANNEL_METHODS = frozenset({"add", "sub", "mul", "div", "add_", "sub_", "mul_", "div_"})
 _AUGMENTED = (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign, cst.DivideAssign, cst.PowerAssign,
               cst.FloorDivideAssign, cst.ModuloAssign)
 
@@ -70,6 +77,13 @@ forgotten `unsqueeze`) is flagged, and the message names the exception ("raises 
 equals `B` or one of them is 1"). Sizes from a config, an attribute, a parameter or another
 tensor, and int sizes against such sizes, may be equal by construction: never flagged.
 
+Two cases are wrong whatever the sizes, and flagged as such: a module's 1-D parameter or buffer
+sized by the `out_channels` of one of its convolutions, combined with that convolution's output
+(`self.conv(x) + self.bias`: channels are dim 1, broadcasting puts the vector on the last dim;
+use `self.bias.view(1, -1, 1, 1)`), and an elementwise loss (`F.mse_loss`, `nn.L1Loss`,
+`nn.BCEWithLogitsLoss`...) given a `(..., 1)` input and a 1-D target, which broadcast to every
+pair `(N, N)` (torch only warns for MSE/L1).
+
 Also flags an in-place op (`a.sub_(b)`, `a += b`, `a *= b`...) whose operands broadcast, but
 to a shape larger than the tensor it writes into: `a` of shape `(1, H, W)` with `b` of shape
 `(3, 1, 1)` broadcast to `(3, H, W)`, which does not fit in `a`. When the larger size is a size
@@ -112,6 +126,25 @@ c = a + b[:, None]  # (2, 3) + (2, 1)
         "def f(x, y):\n    B, T, C = x.size()\n    S, D = y.size()\n    return x.contiguous()[0] + y.contiguous()\n",
         "import torch\ndef f(x):\n    B, T, C = x.size()\n    scores = x.contiguous() @ x.transpose(1, 2)\n"
         "    mask = torch.ones(B, T).bool()\n    return scores.masked_fill(mask[:, None, :], 0.0)\n",
+        # a per-channel vector viewed onto the channel dim; a Linear's output has its features last
+        "import torch\nimport torch.nn as nn\nclass C(nn.Module):\n    def __init__(self, cin, cout):\n"
+        "        super().__init__()\n        self.conv = nn.Conv2d(cin, cout, 3, padding=1, bias=False)\n"
+        "        self.bias = nn.Parameter(torch.zeros(cout))\n    def forward(self, x):\n"
+        "        out = self.conv(x)\n        return out + self.bias.view(1, -1, 1, 1)\n",
+        "import torch\nimport torch.nn as nn\nclass L(nn.Module):\n    def __init__(self, cin, cout):\n"
+        "        super().__init__()\n        self.fc = nn.Linear(cin, cout)\n"
+        "        self.bias = nn.Parameter(torch.zeros(cout))\n    def forward(self, x):\n"
+        "        return self.fc(x) + self.bias\n",
+        # a vector sized by the input channels is not the convolution's per-channel vector
+        "import torch\nimport torch.nn as nn\nclass C(nn.Module):\n    def __init__(self, cin, cout):\n"
+        "        super().__init__()\n        self.conv = nn.Conv2d(cin, cout, 3, padding=1, bias=False)\n"
+        "        self.bias = nn.Parameter(torch.zeros(cin))\n    def forward(self, x):\n"
+        "        return self.conv(x) + self.bias\n",
+        # the loss gets one size: the head's last dim squeezed, or the target viewed as a column
+        "import torch.nn as nn\nimport torch.nn.functional as F\ndef f(x, y, d):\n    fc = nn.Linear(d, 1)\n"
+        "    return F.mse_loss(fc(x).squeeze(-1), y.view(-1))\n",
+        "import torch.nn as nn\nimport torch.nn.functional as F\ndef f(x, y, d):\n    fc = nn.Linear(d, 1)\n"
+        "    return F.mse_loss(fc(x), y.view(-1, 1))\n",
     )
     invalid = (
         "import torch\na = torch.zeros(2, 3)\nb = torch.zeros(2)\nc = a + b  # <--\n",
@@ -130,12 +163,31 @@ c = a + b[:, None]  # (2, 3) + (2, 1)
         # a padding mask (B, T) against scores (B, T, T): it needs `mask[:, None, :]`
         "import torch\ndef f(x):\n    B, T, C = x.size()\n    scores = x.contiguous() @ x.transpose(1, 2)\n"
         "    mask = torch.ones(B, T).bool()\n    return scores.masked_fill(mask, 0.0)  # <--\n",
+        # a per-channel bias added to an (N, C, H, W) output lines up with W
+        "import torch\nimport torch.nn as nn\nclass C(nn.Module):\n    def __init__(self, cin, cout):\n"
+        "        super().__init__()\n        self.conv = nn.Conv2d(cin, cout, 3, padding=1, bias=False)\n"
+        "        self.bias = nn.Parameter(torch.zeros(cout))\n    def forward(self, x):\n"
+        "        out = self.conv(x)\n        return out + self.bias  # <--\n",
+        # a regression head (N, 1) against a 1-D target: the loss compares every pair
+        "import torch.nn as nn\nimport torch.nn.functional as F\ndef f(x, y, d):\n    fc = nn.Linear(d, 1)\n"
+        "    return F.mse_loss(fc(x), y.view(-1))  # <--\n",
+        "import torch.nn as nn\ndef f(x, y, d):\n    fc = nn.Linear(d, 1)\n    crit = nn.BCEWithLogitsLoss()\n"
+        "    return crit(fc(x), y.view(-1))  # <--\n",
+        # a per-channel weight (C,) against (B, C, T) of a parameter whose rank its unpacking gave
+        "import torch\ndef scale(x):\n    B, C, T = x.shape\n    w = torch.ones(C)\n    return x * w  # <--\n",
     )
 
-    def _check(self, node, ctx, operands: Sequence[cst.BaseExpression]) -> bool:
-        """Report operands whose shapes cannot broadcast; True when it did."""
+    def _check(self, node, ctx, operands: Sequence[cst.BaseExpression], receiver_is_tensor: bool = False) -> bool:
+        """Report operands whose shapes cannot broadcast; True when it did. With
+        ``receiver_is_tensor``, the first operand is a tensor by use (``masked_fill``'s receiver)."""
         facts = [ctx.fact(o) for o in operands]
-        tensors = [(o, f) for o, f in zip(operands, facts) if f.kind == TENSOR and f.shape is not None]
+        if receiver_is_tensor and facts and facts[0].kind is None:
+            facts[0] = facts[0].with_(kind=TENSOR)
+        # next to a tensor, an operand of unknown kind with a known shape (a parameter whose rank
+        # its uses gave) broadcasts by the same rule, array or tensor
+        if not any(f.kind == TENSOR for f in facts):
+            return False
+        tensors = [(o, f) for o, f in zip(operands, facts) if f.kind in (TENSOR, None) and f.shape is not None]
         if len(tensors) < 2:
             return False
         for _o, f in tensors:
@@ -173,9 +225,30 @@ c = a + b[:, None]  # (2, 3) + (2, 1)
         ints = [d for d in dims if isinstance(d, int) and d != 1]
         return len(syms) >= 2 and not ints
 
+    def _channel(self, node, ctx, tensor: cst.BaseExpression, other: cst.BaseExpression) -> bool:
+        """A per-channel vector of the module combined with one of its convolutions' outputs
+        (:mod:`~shapecheck.rules.shape.channel_vectors`); True when it reported."""
+        for t, v in ((tensor, other), (other, tensor)):
+            found = channel_vector(ctx, t, v)
+            if found is None or found.size == "1":
+                continue
+            condition = None if found.size.isdigit() else f"`{found.size}` is 1"
+            message = (f"`{found.vector}` has one value per output channel of `{found.conv}` ({found.size}), but "
+                       f"`{short(ctx, t, 24)}` is that convolution's output (N, C, ...), channels at dim 1: "
+                       f"broadcasting lines the vector up with the last (spatial) dim, so torch raises unless "
+                       f"that size equals {found.size}, and when it does the values land on the wrong axis; "
+                       f"use `{found.fix()}`")
+            if condition is not None:
+                message += f" (wrong unless {condition})"
+            ctx.report(node, message, condition=condition)
+            return True
+        return False
+
     def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
         """Arithmetic operators."""
         if isinstance(node.operator, ARITHMETIC_OPERATORS):
+            if isinstance(node.operator, _CHANNEL_OPERATORS) and self._channel(node, ctx, node.left, node.right):
+                return
             self._check(node, ctx, [node.left, node.right])
 
     def visit_Comparison(self, node: cst.Comparison, ctx) -> None:
@@ -187,19 +260,30 @@ c = a + b[:, None]  # (2, 3) + (2, 1)
         """torch functions and tensor methods that broadcast."""
         qual = ctx.qualname(node.func)
         args = [a.value for a in node.args if a.keyword is None and not a.star]
+        if qual in _CHANNEL_FUNCTIONS and len(args) == 2 and self._channel(node, ctx, args[0], args[1]):
+            return
+        if qual is None and type(node.func) is cst.Attribute and node.func.attr.value in _CHANNEL_METHODS \
+                and len(args) == 1 and self._channel(node, ctx, node.func.value, args[0]):
+            return
         if qual is not None and qual.startswith("torch.") and qual[6:] in BROADCASTING_FUNCTIONS:
             self._check(node, ctx, args)
-        elif qual is None and isinstance(node.func, cst.Attribute) and node.func.attr.value in (
+        loss = loss_mismatch(node, ctx)
+        if loss is not None:
+            ctx.report(node, loss[0], condition=loss[1])
+        elif qual is None and type(node.func) is cst.Attribute and node.func.attr.value in (
                 "add", "sub", "mul", "div", "maximum", "minimum", "add_", "sub_", "mul_", "div_",
                 "masked_fill", "masked_fill_") and args:
-            if ctx.fact(node.func.value).kind == TENSOR:
-                self._check(node, ctx, [node.func.value, args[0]])
-        if qual is None and isinstance(node.func, cst.Attribute) and node.func.attr.value in _INPLACE_BINARY \
+            recv = ctx.fact(node.func.value)
+            if recv.kind == TENSOR or recv.kind is None and node.func.attr.value.startswith("masked_fill"):
+                self._check(node, ctx, [node.func.value, args[0]], receiver_is_tensor=True)
+        if qual is None and type(node.func) is cst.Attribute and node.func.attr.value in _INPLACE_BINARY \
                 and len(args) == 1:
             self._check_inplace(node, ctx, node.func.value, args[0], f".{node.func.attr.value}()")
 
     def visit_AugAssign(self, node: cst.AugAssign, ctx) -> None:
         """``a += b`` on tensors: in place, so the broadcast must also fit in ``a``."""
+        if isinstance(node.operator, _CHANNEL_AUGMENTED) and self._channel(node, ctx, node.target, node.value):
+            return
         if not isinstance(node.operator, _AUGMENTED) or ctx.fact(node.target).kind != TENSOR:
             return
         if not self._check(node, ctx, [node.target, node.value]):

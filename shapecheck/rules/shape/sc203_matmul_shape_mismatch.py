@@ -9,6 +9,7 @@ from shapecheck.generic_dims import equal_condition, independent
 from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.messages import short
 from shapecheck.rules.shape.dims import dims_differ
+from shapecheck.semantic.eval.conv_sizes import input_channels
 from shapecheck.semantic.facts import MODULE, TENSOR
 from shapecheck.semantic.torch_api import MATRIX_PRODUCTS
 from shapecheck.shapes import Shape, format_dim, format_shape
@@ -35,7 +36,11 @@ class MatmulShapeMismatch(Rule):
 Flags `a @ b`, `torch.matmul`, `torch.mm` (2-D only), `torch.bmm` (3-D only), `torch.dot`
 (1-D only), `torch.mv`, and calls of an `nn.Linear(in_features, ...)` module, when the known
 shapes do not fit: the last dim of `a` must equal the second-to-last of `b` (the only dim of a
-1-D `b`), and a Linear layer's input must end in `in_features`.
+1-D `b`), and a Linear layer's input must end in `in_features`. The features a Linear layer
+receives are followed through `torch.cat(..., dim=-1)` and through convolutions and poolings
+whose geometry and input sizes are known ints (`nn.Conv2d`, `nn.MaxPool2d`, `F.max_pool2d`...,
+then `flatten`/`view`), as torch computes them. `F.linear(x, weight)` needs `x` to end in
+`weight.shape[1]`, and a convolution's input needs `in_channels` channels.
 
 Sizes the code reads from one tensor (`B, T, C = x.size()`, and views built from them) are
 generic: independent of one another. Inner dims made of different such sizes (`T` against
@@ -73,6 +78,22 @@ c = a.T @ b          # (1, 3) @ (3, 1)
         # square: the same size on both sides
         "import torch\ndef f(x):\n    b, t = x.size()\n    att = torch.ones(t, t)\n"
         "    return x.contiguous() @ att @ att\n",
+        # the joined features fit the head; on dim 1 of a tensor of unknown rank the width is unknown
+        "import torch\nimport torch.nn as nn\na = nn.Linear(10, 64)\nb = nn.Linear(10, 32)\n"
+        "head = nn.Linear(96, 2)\nsmall = nn.Linear(64, 2)\ndef f(x):\n"
+        "    return head(torch.cat([a(x), b(x)], dim=-1)), small(torch.cat([a(x), b(x)], dim=1))\n",
+        # the sizes torch computes for the convolutions and the pooling: 64 * 12 * 12 = 9216
+        "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\nclass Net(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.conv1 = nn.Conv2d(1, 32, 3, 1)\n"
+        "        self.conv2 = nn.Conv2d(32, 64, 3, 1)\n        self.fc1 = nn.Linear(9216, 128)\n"
+        "    def forward(self, x):\n        x = x.view(-1, 1, 28, 28)\n        x = F.relu(self.conv1(x))\n"
+        "        x = F.max_pool2d(F.relu(self.conv2(x)), 2)\n        x = torch.flatten(x, 1)\n"
+        "        return self.fc1(x)\n",
+        # channels that fit (batched, unbatched, grouped); F.linear with an (out, in) weight
+        "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\nconv = nn.Conv2d(3, 8, 3)\n"
+        "gconv = nn.Conv2d(4, 8, 3, groups=2)\nw = torch.randn(5, 10)\ndef f(img):\n"
+        "    return conv(torch.randn(2, 3, 28, 28)), conv(torch.randn(3, 28, 28)), conv(img), "
+        "gconv(torch.randn(1, 4, 9, 9)), F.linear(torch.randn(6, 10), w)\n",
     )
     invalid = (
         "import torch\na = torch.randn(3, 1)\nb = torch.randn(3, 1)\nc = a @ b  # <--\n",
@@ -83,6 +104,23 @@ c = a.T @ b          # (1, 3) @ (3, 1)
         _ATTENTION + "        return q @ k  # <--\n",
         "import torch\ndef f(x):\n    b, n, d = x.size()\n    x = x.contiguous()\n    return torch.bmm(x, x)  # <--\n",
         "def f(x):\n    B, T, C = x.size()\n    y = x.contiguous().view(B * T, C)\n    return y @ y  # <--\n",
+        # two feature sets joined on the last dim: 64 + 32 features, but the head takes 64
+        "import torch\nimport torch.nn as nn\nclass Fuse(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.a = nn.Linear(10, 64)\n        self.b = nn.Linear(10, 32)\n"
+        "        self.head = nn.Linear(64, 2)\n    def forward(self, x):\n"
+        "        f = torch.cat([self.a(x), self.b(x)], dim=-1)\n        return self.head(f)  # <--\n",
+        # 28x28 -> conv 3x3 -> 26 -> conv 3x3 -> 24 -> pool 2 -> 12: 64 * 12 * 12 features, not 64 * 14 * 14
+        "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\nclass Net(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.conv1 = nn.Conv2d(1, 32, 3, 1)\n"
+        "        self.conv2 = nn.Conv2d(32, 64, 3, 1)\n        self.fc1 = nn.Linear(64 * 14 * 14, 128)\n"
+        "    def forward(self, x):\n        x = x.view(-1, 1, 28, 28)\n        x = F.relu(self.conv1(x))\n"
+        "        x = F.max_pool2d(F.relu(self.conv2(x)), 2)\n        x = torch.flatten(x, 1)\n"
+        "        return self.fc1(x)  # <--\n",
+        # a grayscale batch into a convolution built for RGB; a weight stored as (in, out) given to F.linear
+        "import torch\nimport torch.nn as nn\nconv = nn.Conv2d(3, 8, 3)\nx = torch.randn(2, 1, 28, 28)\n"
+        "y = conv(x)  # <--\n",
+        "import torch\nimport torch.nn.functional as F\nw = torch.randn(10, 5)\ndef f(x):\n"
+        "    x = x.view(-1, 10)\n    return F.linear(x, w)  # <--\n",
     )
 
     def _pair(self, node, ctx, a_expr, b_expr, op: str) -> None:
@@ -128,9 +166,40 @@ c = a.T @ b          # (1, 3) @ (3, 1)
                                  f"{batch.reason.replace('shapes', 'batch shapes', 1)}; torch raises RuntimeError "
                                  f"unless {batch.condition}", condition=batch.condition)
 
+    def _functional_linear(self, node, ctx, x_expr, w_expr) -> None:
+        """``F.linear(x, weight)``: ``weight`` is ``(out_features, in_features)``, ``x`` must end in
+        ``in_features``."""
+        x, w = ctx.fact(x_expr), ctx.fact(w_expr)
+        if x.kind != TENSOR or w.kind != TENSOR or x.shape is None or w.shape is None or w.shape.rank != 2:
+            return
+        last = x.shape.trailing()[-1] if x.shape.trailing() else None
+        fin = w.shape.dims[1]
+        if isinstance(last, int) and isinstance(fin, int) and last != fin:
+            ctx.report(node, f"F.linear takes a weight of shape (out_features, in_features): "
+                             f"`{short(ctx, w_expr, 24)}` {format_shape(w.shape)} needs an input ending in {fin}, "
+                             f"but `{short(ctx, x_expr, 24)}` has shape {format_shape(x.shape)}; torch raises "
+                             f"RuntimeError (mat1 and mat2 shapes "
+                             f"cannot be multiplied)")
+
+    def _conv_channels(self, node, ctx, func, x_expr) -> None:
+        """A convolution module fed an input whose channel dim is not its ``in_channels``."""
+        module = ctx.fact(func)
+        found = input_channels(module.qual, module.features)
+        x = ctx.fact(x_expr)
+        if found is None or x.kind != TENSOR or x.shape is None or x.shape.rank is None:
+            return
+        fin, spatial = found
+        if x.shape.rank not in (spatial + 1, spatial + 2):
+            return
+        channels = x.shape.dims[-spatial - 1]
+        if isinstance(channels, int) and channels != fin:
+            ctx.report(node, f"`{short(ctx, func, 24)}` is a convolution with {fin} input channels, but "
+                             f"`{short(ctx, x_expr, 24)}` has shape {format_shape(x.shape)}: {channels} channels; "
+                             f"torch raises RuntimeError (expected input to have {fin} channels)")
+
     def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
         """The ``@`` operator."""
-        if isinstance(node.operator, cst.MatrixMultiply):
+        if type(node.operator) is cst.MatrixMultiply:
             self._pair(node, ctx, node.left, node.right, "matmul")
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
@@ -141,13 +210,19 @@ c = a.T @ b          # (1, 3) @ (3, 1)
             self._pair(node, ctx, args[0], args[1], qual[6:])
             return
         func = node.func
-        if qual is None and isinstance(func, cst.Attribute) and func.attr.value in MATRIX_PRODUCTS and len(args) == 1:
+        if qual is None and type(func) is cst.Attribute and func.attr.value in MATRIX_PRODUCTS and len(args) == 1:
             if ctx.fact(func.value).kind == TENSOR:
                 self._pair(node, ctx, func.value, args[0], func.attr.value)
+            return
+        if qual == "torch.nn.functional.linear" and len(args) >= 2:
+            self._functional_linear(node, ctx, args[0], args[1])
             return
         if len(args) != 1 or qual is not None:
             return
         module = ctx.fact(func)
+        if module.kind == MODULE and input_channels(module.qual, module.features) is not None:
+            self._conv_channels(node, ctx, func, args[0])
+            return
         if module.kind != MODULE or module.qual != "torch.nn.Linear" or module.features is None:
             return
         fin = module.features[0]

@@ -8,7 +8,22 @@ import libcst as cst
 from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.messages import short
 from shapecheck.rules.helpers.operators import COMPARISON_OPERATORS
-from shapecheck.semantic.facts import TUPLE
+from shapecheck.semantic.facts import MODULE, TENSOR, TUPLE
+from shapecheck.semantic.torch_api import (
+    ELEMENTWISE_BINARY, MATRIX_PRODUCTS, REDUCTIONS, SHAPE_KEEPING_UNARY, VALUES_INDICES_OPS,
+)
+
+#: torch functions (after ``torch.``) whose tensor arguments must each be a tensor: a pair
+#: there raises TypeError (``torch.cat(pair)`` and ``torch.stack(pair)`` take it as a sequence)
+_TENSOR_ARGUMENT_FUNCTIONS = (SHAPE_KEEPING_UNARY | ELEMENTWISE_BINARY | MATRIX_PRODUCTS | REDUCTIONS
+                              | VALUES_INDICES_OPS | {"flatten", "squeeze", "unsqueeze", "transpose", "permute",
+                                                      "reshape", "where", "argsort", "einsum", "masked_select"})
+#: torch functions that take a sequence of tensors: a pair as one element of it raises TypeError
+_SEQUENCE_FUNCTIONS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack",
+                                 "column_stack", "row_stack"})
+#: Tensor methods whose positional arguments must be tensors (or numbers)
+_TENSOR_ARGUMENT_METHODS = (ELEMENTWISE_BINARY | MATRIX_PRODUCTS
+                            | {"view_as", "expand_as", "reshape_as", "type_as", "masked_fill", "where"})
 
 
 @register
@@ -21,13 +36,15 @@ class ReductionTupleAsTensor(Rule):
     doc = """\
 ## What it does
 Flags the result of `torch.max(x, dim=...)` (also `min`, `median`, `mode`, `sort`, `topk`,
-`kthvalue`, and the method forms) used directly as a tensor: in arithmetic or comparisons, or
-through a tensor attribute or method.
+`kthvalue`, and the method forms) used directly as a tensor: in arithmetic or comparisons,
+through a tensor attribute or method, passed to an `nn` layer, an `F`/`torch` function or a
+tensor method, as an element of the list `torch.cat`/`torch.stack` take, or indexed as a
+tensor (`pair[:, :2]`, `pair[..., 0]`).
 
 ## Why is this bad?
 With a `dim`, these ops return a named tuple `(values, indices)`, not a tensor. `pair + 1`
-raises `TypeError`, `.shape`/`.sum()` raise `AttributeError`, and `pair * 2` silently repeats
-the tuple instead of doubling the values.
+raises `TypeError`, `.shape`/`.sum()` raise `AttributeError`, `F.relu(pair)` and `pair[:, 0]`
+raise `TypeError`, and `pair * 2` silently repeats the tuple instead of doubling the values.
 
 ## Example
 ```python
@@ -48,19 +65,56 @@ scores = best * 2
         "import torch\nx = torch.randn(4, 5)\ny = torch.max(x) * 2\n",
         "import torch\nx = torch.randn(4, 5)\ny = torch.max(x, dim=1)[0] + 1\n",
         "import torch\nx = torch.randn(4, 5)\ny = torch.max(x, torch.zeros(4, 5)) + 1\n",
+        # the values (or the indices) taken out first; a pair is a sequence for cat/stack
+        "import torch\nimport torch.nn.functional as F\ndef f(h, target):\n    pooled = torch.max(h, dim=2).values\n"
+        "    pred = h.max(1)[1]\n    top = torch.topk(h, 3)[0][:, :2]\n"
+        "    return F.relu(pooled), pred.eq(target), top, torch.cat(torch.max(h, 1))\n",
+        # no evidence that `output` is a tensor: `output.max(1)` may be a pandas Series
+        "def test(model, data, target):\n    output = model(data)\n    pred = output.max(1)\n"
+        "    return pred.eq(target).sum()\n",
     )
     invalid = (
         "import torch\nx = torch.randn(4, 5)\nbest = torch.max(x, dim=1)\ny = best * 2  # <--\n",
         "import torch\nx = torch.randn(4, 5)\nn = x.sort(dim=1).sum()  # <--\n",
         "import torch\nx = torch.randn(4, 5)\nt = torch.topk(x, 2)\nprint(t.shape)  # <--\n",
+        # passed on to a layer, an F function, or inside torch.cat's list
+        "import torch\nimport torch.nn as nn\nclass Pool(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.fc = nn.Linear(16, 2)\n    def forward(self, h):\n"
+        "        pooled = torch.max(h, dim=2)\n        return self.fc(pooled)  # <--\n",
+        "import torch\nimport torch.nn.functional as F\ndef f(h):\n    pooled = torch.max(h, 1)\n"
+        "    return F.relu(pooled)  # <--\n",
+        "import torch\ndef f(h):\n    pooled = h.max(dim=1)\n    return torch.cat([pooled, h], 1)  # <--\n",
+        # class indices from one-hot labels: the pair, not its indices, given to the loss
+        "import torch\nimport torch.nn as nn\ncriterion = nn.CrossEntropyLoss()\ndef f(out, labels):\n"
+        "    return criterion(out, torch.max(labels, 1))  # <--\n",
+        # a tensor index on the pair: tuple indices must be integers or slices
+        "import torch\ndef f(x):\n    return torch.topk(x, 3)[:, :2]  # <--\n",
+        "import torch\ndef f(x):\n    return x.sort(dim=1)[..., 0]  # <--\n",
+        # the MNIST test loop: `output` is a tensor (F.nll_loss takes it), `output.max(1)` a pair
+        "import torch.nn.functional as F\ndef test(model, data, target):\n    output = model(data)\n"
+        "    loss = F.nll_loss(output, target)\n    pred = output.max(1)\n"
+        "    return pred.eq(target).sum()  # <--\n",
     )
 
     _OK_ATTRS = {"values", "indices", "count", "index", "_asdict", "_fields"}
+
+    def __init__(self) -> None:
+        self._reported: set[tuple[int, str]] = set()
+
+    def _first(self, ctx, expr) -> bool:
+        """True the first time the pair written ``expr`` is reported in this statement."""
+        key = (id(ctx.statement), ctx.source(expr))
+        if key in self._reported:
+            return False
+        self._reported.add(key)
+        return True
 
     def _flag(self, node, ctx, expr) -> bool:
         f = ctx.fact(expr)
         if f.kind != TUPLE:
             return False
+        if not self._first(ctx, expr):
+            return True
         ctx.report(node, f"`{short(ctx, expr)}` is the (values, indices) pair that a reduction with a "
                          f"dim returns, not a tensor; unpack it or use `.values`")
         return True
@@ -78,8 +132,54 @@ scores = best * 2
 
     def visit_UnaryOperation(self, node, ctx) -> None:
         """The pair negated or inverted."""
-        if not isinstance(node.operator, cst.Not):
+        if type(node.operator) is not cst.Not:
             self._flag(node, ctx, node.expression)
+
+    def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
+        """A tensor index (several axes, ``...`` or ``None``) on the pair: a tuple takes one int or slice."""
+        elements = node.slice
+        if len(elements) == 1:
+            index = elements[0].slice
+            if not (type(index) is cst.Index and (
+                    type(index.value) is cst.Ellipsis
+                    or (type(index.value) is cst.Name and index.value.value == "None"))):
+                return
+        f = ctx.fact(node.value)
+        if f.kind != TUPLE or not self._first(ctx, node.value):
+            return
+        ctx.report(node, f"`{short(ctx, node.value)}` is the (values, indices) pair that a reduction with a "
+                         f"dim returns, not a tensor: indexing it as a tensor (several axes, `...` or `None`) "
+                         f"raises TypeError (tuple indices must be integers or slices); index "
+                         f"`.values` (or `[0]`) instead")
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        """The pair passed where a tensor must be: to an ``nn`` layer, an ``F``/``torch`` function,
+        a tensor method, or inside the list ``torch.cat``/``torch.stack`` take."""
+        qual = ctx.qualname(node.func)
+        positional = [a.value for a in node.args if a.keyword is None and not a.star]
+        candidates: list[cst.BaseExpression] = []
+        if qual is not None and qual.startswith("torch."):
+            name = qual[len("torch."):]
+            if name.startswith("nn.functional.") or name in _TENSOR_ARGUMENT_FUNCTIONS:
+                candidates = positional
+            elif name in _SEQUENCE_FUNCTIONS and positional and isinstance(positional[0], (cst.List, cst.Tuple)):
+                candidates = [e.value for e in positional[0].elements if type(e) is not cst.StarredElement]
+        elif qual is None:
+            func = node.func
+            if type(func) is cst.Attribute and func.attr.value in _TENSOR_ARGUMENT_METHODS:
+                if ctx.fact(func.value).kind == TENSOR:
+                    candidates = positional
+            else:
+                module = ctx.fact(func)
+                if module.kind == MODULE and module.qual is not None and module.qual.startswith("torch.nn."):
+                    candidates = positional  # a layer's input, a loss's prediction and target
+        for expr in candidates:
+            f = ctx.fact(expr)
+            if f.kind == TUPLE and self._first(ctx, expr):
+                ctx.report(expr, f"`{short(ctx, expr)}` is the (values, indices) pair that a reduction with a "
+                                 f"dim returns, not a tensor: passing it to `{short(ctx, node.func)}` raises "
+                                 f"TypeError; unpack it or use `.values`")
+                return
 
     def visit_Attribute(self, node: cst.Attribute, ctx) -> None:
         """A tensor attribute or method read on the pair."""

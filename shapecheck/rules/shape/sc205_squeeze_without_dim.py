@@ -57,7 +57,7 @@ probs = logits.squeeze(-1)
             if len(node.args) != 1 or node.args[0].keyword is not None or node.args[0].star:
                 return
             target = node.args[0].value
-        elif qual is None and isinstance(func, cst.Attribute) and func.attr.value == "squeeze" and not node.args:
+        elif qual is None and type(func) is cst.Attribute and func.attr.value == "squeeze" and not node.args:
             target = func.value
         else:
             return

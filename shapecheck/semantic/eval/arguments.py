@@ -18,7 +18,7 @@ def dtype_value(ev: Eval, expr: cst.BaseExpression) -> Optional[DtypeKind]:
     qual = ev.model.imports.resolve(expr)
     if qual is not None and qual.startswith("torch."):
         return O.dtype_kind(qual[6:])
-    if isinstance(expr, cst.Name) and expr.value in ("float", "int", "bool", "complex"):
+    if type(expr) is cst.Name and expr.value in ("float", "int", "bool", "complex"):
         return DtypeKind(expr.value)
     return None
 
@@ -46,7 +46,7 @@ def size_args(ev: Eval, pos: Sequence[cst.BaseExpression],
             return f.shape
         if isinstance(first, (cst.Tuple, cst.List)):
             return size_args(ev, first.elements and [e.value for e in first.elements] or [], None) \
-                if not any(isinstance(e, cst.StarredElement) for e in first.elements) else None
+                if not any(type(e) is cst.StarredElement for e in first.elements) else None
         if f.elems is not None:
             return Shape(tuple(e.dim for e in f.elems))
         if f.kind == INT:
@@ -75,7 +75,7 @@ def target_dims(ev: Eval, pos: Sequence[cst.BaseExpression],
             return list(f.shape.dims)
         only = pos[0]
         if isinstance(only, (cst.Tuple, cst.List)):
-            if any(isinstance(e, cst.StarredElement) for e in only.elements):
+            if any(type(e) is cst.StarredElement for e in only.elements):
                 return None
             pos = [e.value for e in only.elements]
         elif f.elems is not None:
@@ -123,7 +123,7 @@ def opt_int(ev: Eval, expr: Optional[cst.BaseExpression]) -> object:
 def literal_shape(ev: Eval, data: cst.BaseExpression) -> tuple[Optional[Shape], Optional[DtypeKind]]:
     """Shape and dtype kind of ``torch.tensor(<nested literal>)``."""
     if isinstance(data, (cst.List, cst.Tuple)):
-        if any(isinstance(e, cst.StarredElement) for e in data.elements):
+        if any(type(e) is cst.StarredElement for e in data.elements):
             return None, None
         if not data.elements:
             return Shape((0,)), DtypeKind.FLOAT

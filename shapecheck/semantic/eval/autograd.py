@@ -47,7 +47,7 @@ def grad_mode_of(ev: Eval, expr: cst.BaseExpression) -> object:
     """The grad mode a context manager or decorator sets (True, False, None when unknown), or
     :data:`NOT_A_GRAD_MODE`: ``torch.no_grad()``, ``torch.enable_grad()``,
     ``torch.inference_mode(mode)``, ``torch.set_grad_enabled(mode)``."""
-    func = expr.func if isinstance(expr, cst.Call) else expr
+    func = expr.func if type(expr) is cst.Call else expr
     qual = ev.model.imports.resolve(func)
     if qual is None:
         return NOT_A_GRAD_MODE
@@ -56,12 +56,12 @@ def grad_mode_of(ev: Eval, expr: cst.BaseExpression) -> object:
     if qual in ("torch.enable_grad", "torch.autograd.enable_grad"):
         return True
     if qual in ("torch.inference_mode", "torch.autograd.inference_mode"):
-        if isinstance(expr, cst.Call) and expr.args:
+        if type(expr) is cst.Call and expr.args:
             v = ev.fact(expr.args[0].value).value
             return False if v is True else (True if v is False else None)
         return False
     if qual in ("torch.set_grad_enabled", "torch.autograd.set_grad_enabled"):
-        if isinstance(expr, cst.Call) and expr.args:
+        if type(expr) is cst.Call and expr.args:
             v = ev.fact(expr.args[0].value).value
             return v if isinstance(v, bool) else None
         return None

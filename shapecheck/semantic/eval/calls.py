@@ -37,21 +37,25 @@ def _call(ev: Eval, expr: cst.Call) -> Fact:
         handled = qualified_call(ev, qual, expr)
         if handled is not None:
             return handled
-    if isinstance(func, cst.Attribute):
+    if type(func) is cst.Attribute:
         bound = ev.model.scopes.top.env.get(dotted_name(func) or "")
         if bound is not None and bound.kind == MODULE:
             return module_call(ev, bound, expr)
         recv = ev.fact(func.value)
+        if recv.kind == MODULE and bound is None:
+            layer = ev.fact(func)  # `model.embed(x)`: a submodule of a module of the file
+            if layer.kind == MODULE:
+                return module_call(ev, layer, expr)
         reanalysed = _reanalysed(ev, expr, recv)
         if reanalysed is not None:
             return reanalysed
         return method_call(ev, recv, func.attr.value, expr, recv_expr=func.value)
-    if isinstance(func, cst.Name):
+    if type(func) is cst.Name:
         reanalysed = _reanalysed(ev, expr, None)
         if reanalysed is not None and reanalysed.kind is not None:
             return _with_signature(ev, reanalysed, func.value, expr)
         return _local_call(ev, func.value, expr)
-    if isinstance(func, cst.Call):
+    if type(func) is cst.Call:
         built = ev.fact(func)
         if built.kind == MODULE:
             return module_call(ev, built, expr)  # `nn.Linear(3, 2)(x)`

@@ -10,6 +10,7 @@ import libcst as cst
 from shapecheck.semantic import shape_ops as O
 from shapecheck.semantic.eval.arguments import py_dtype
 from shapecheck.semantic.eval.autograd import grad_of
+from shapecheck.semantic.eval.declared_numbers import declared_number
 from shapecheck.semantic.eval.devices import device_of
 from shapecheck.semantic.eval.layout import elementwise_layout
 from shapecheck.semantic.eval.registry import Eval, expression, method
@@ -88,7 +89,10 @@ def _matmul_rank_bound(a: Optional[Shape], b: Optional[Shape]) -> Optional[Shape
     least = min(len(a.dims), len(b.dims))
     if least < 2 or (a.rank is not None and b.rank is not None):
         return None
-    return Shape((None,) * max(len(a.dims), len(b.dims)), rest_at=0)
+    # the rows come from a's next-to-last dim and the columns from b's last, whatever the batch dims
+    rows, cols = a.trailing(), b.trailing()
+    last = (rows[-2] if len(rows) >= 2 else None, cols[-1] if cols else None)
+    return Shape((None,) * (max(len(a.dims), len(b.dims)) - 2) + last, rest_at=0)
 
 
 @expression(cst.BinaryOperation)
@@ -96,11 +100,12 @@ def binary_operation(ev: Eval, expr: cst.BinaryOperation) -> Fact:
     """``a + b``, ``a @ b``...: folded numbers, concatenated sizes, or an elementwise op."""
     left, right = ev.fact(expr.left), ev.fact(expr.right)
     op = expr.operator
-    if isinstance(op, cst.MatrixMultiply):
+    if type(op) is cst.MatrixMultiply:
         return matmul(ev, left, right)
+    left, right = _declared_numbers(ev, expr.left, left, expr.right, right)
     if left.kind in (INT, FLOAT) and right.kind in (INT, FLOAT):
         return _fold_numbers(op, left, right)
-    if left.kind == SIZE and right.kind == SIZE and isinstance(op, cst.Add):
+    if left.kind == SIZE and right.kind == SIZE and type(op) is cst.Add:
         if left.shape is not None and right.shape is not None and left.shape.rank is not None \
                 and right.shape.rank is not None:
             return Fact(kind=SIZE, shape=Shape(left.shape.dims + right.shape.dims))
@@ -110,10 +115,21 @@ def binary_operation(ev: Eval, expr: cst.BinaryOperation) -> Fact:
             if mine.kind is None and mine.reduction is not None and other.kind in (INT, FLOAT):
                 return Fact(shape=mine.shape, reduction=mine.reduction)  # `x.sum(1) + eps`, x maybe an array
         if left.kind is None and right.kind is None and (left.perm is not None or right.perm is not None):
-            return elementwise(ev, [left, right], op_name=None, div=isinstance(op, cst.Divide), keep_kind=False)
+            return elementwise(ev, [left, right], op_name=None, div=type(op) is cst.Divide, keep_kind=False)
         return UNKNOWN
-    return with_scalar_reduction(elementwise(ev, [left, right], op_name=None, div=isinstance(op, cst.Divide)),
+    return with_scalar_reduction(elementwise(ev, [left, right], op_name=None, div=type(op) is cst.Divide),
                                  left, right)
+
+
+def _declared_numbers(ev: Eval, left_expr: cst.BaseExpression, left: Fact, right_expr: cst.BaseExpression,
+                      right: Fact) -> tuple[Fact, Fact]:
+    """Next to a reduction, an operand of unknown kind that the code declares a number
+    (``eps=1e-6``, ``self.eps``) is a number: ``torch.sum(x ** 2, 1) + eps`` is still that reduction."""
+    if left.reduction is not None and right.kind is None and declared_number(ev, right_expr):
+        return left, Fact(kind=FLOAT)
+    if right.reduction is not None and left.kind is None and declared_number(ev, left_expr):
+        return Fact(kind=FLOAT), right
+    return left, right
 
 
 def with_scalar_reduction(out: Fact, left: Fact, right: Fact) -> Fact:
@@ -140,6 +156,10 @@ def comparison(ev: Eval, expr: cst.Comparison) -> Fact:
     if left.kind != TENSOR and right.kind != TENSOR:
         if left.kind in (INT, FLOAT, STR, BOOL) and right.kind in (INT, FLOAT, STR, BOOL):
             return Fact(kind=BOOL)
+        for mine, other in ((left, right), (right, left)):
+            if mine.kind is None and mine.shape is not None and other.kind in (INT, FLOAT, BOOL):
+                # an array or a tensor compared with a number: a mask of its shape, whichever it is
+                return Fact(shape=mine.shape, dtype_kind=DtypeKind.BOOL)
         return UNKNOWN
     return elementwise(ev, [left, right], op_name="eq")
 
@@ -148,9 +168,9 @@ def comparison(ev: Eval, expr: cst.Comparison) -> Fact:
 def unary_operation(ev: Eval, expr: cst.UnaryOperation) -> Fact:
     """``not x``, ``-x``, ``~x``."""
     f = ev.fact(expr.expression)
-    if isinstance(expr.operator, cst.Not):
+    if type(expr.operator) is cst.Not:
         return Fact(kind=BOOL)
-    if f.kind in (INT, FLOAT) and f.value is not None and isinstance(expr.operator, cst.Minus):
+    if f.kind in (INT, FLOAT) and f.value is not None and type(expr.operator) is cst.Minus:
         v = -f.value
         return f.with_(value=v, dim=v if f.kind == INT else None)
     if f.kind == TENSOR or (f.kind is None and f.shape is not None):
@@ -165,6 +185,8 @@ def binary_method(ev: Eval, x: Fact, name: str, args: CallArgs) -> Optional[Fact
     if other_expr is None:
         return None
     other = ev.fact(other_expr)
+    if x.reduction is not None and other.kind is None and declared_number(ev, other_expr):
+        other = Fact(kind=FLOAT)
     out = elementwise(ev, [x, other], op_name=name, div=name in ("div", "true_divide", "divide"))
     if name.endswith("_"):
         return x.with_(reduction=None)
@@ -181,22 +203,22 @@ def matmul_method(ev: Eval, x: Fact, name: str, args: CallArgs) -> Optional[Fact
 
 
 def _fold_numbers(op: cst.BaseBinaryOp, a: Fact, b: Fact) -> Fact:
-    kind = FLOAT if FLOAT in (a.kind, b.kind) or isinstance(op, cst.Divide) else INT
+    kind = FLOAT if FLOAT in (a.kind, b.kind) or type(op) is cst.Divide else INT
     av, bv = a.value, b.value
     value = None
     if av is not None and bv is not None and not isinstance(av, bool) and not isinstance(bv, bool):
         try:
-            if isinstance(op, cst.Add):
+            if type(op) is cst.Add:
                 value = av + bv
-            elif isinstance(op, cst.Subtract):
+            elif type(op) is cst.Subtract:
                 value = av - bv
-            elif isinstance(op, cst.Multiply):
+            elif type(op) is cst.Multiply:
                 value = av * bv
-            elif isinstance(op, cst.FloorDivide) and bv:
+            elif type(op) is cst.FloorDivide and bv:
                 value = av // bv
-            elif isinstance(op, cst.Divide) and bv:
+            elif type(op) is cst.Divide and bv:
                 value = av / bv
-            elif isinstance(op, cst.Modulo) and bv:
+            elif type(op) is cst.Modulo and bv:
                 value = av % bv
         except (TypeError, OverflowError):
             value = None
@@ -204,7 +226,7 @@ def _fold_numbers(op: cst.BaseBinaryOp, a: Fact, b: Fact) -> Fact:
         value = None  # far beyond any size, and too long to print in a message
     if kind == INT:
         if not isinstance(value, int) and isinstance(op, (cst.Multiply, cst.FloorDivide)):
-            return Fact(kind=INT, dim=dim_mul(a.dim, b.dim) if isinstance(op, cst.Multiply)
+            return Fact(kind=INT, dim=dim_mul(a.dim, b.dim) if type(op) is cst.Multiply
                         else dim_floordiv(a.dim, b.dim))  # sizes as symbols: `h * w`, `c // g`
         return Fact(kind=INT, value=value, dim=value if isinstance(value, int) else None)
     return Fact(kind=FLOAT, value=value)

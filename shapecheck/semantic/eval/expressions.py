@@ -11,6 +11,7 @@ from shapecheck.semantic import shape_ops as O
 from shapecheck.semantic.eval.arguments import opt_int
 from shapecheck.semantic.eval.autograd import grad_of
 from shapecheck.semantic.eval.devices import device_string
+from shapecheck.semantic.eval.index_bounds import leading_kept
 from shapecheck.semantic.eval.nn_modules import module_attr
 from shapecheck.semantic.eval.data_loading import PROGRESS_BARS, loader_batch
 from shapecheck.semantic.eval.registry import Eval, expression
@@ -71,7 +72,7 @@ def sequence(ev: Eval, expr: Union[cst.Tuple, cst.List]) -> Fact:
     """A tuple or list display: the facts of its elements (its value when all are constants)."""
     elems = []
     for el in expr.elements:
-        if isinstance(el, cst.StarredElement):
+        if type(el) is cst.StarredElement:
             return UNKNOWN
         elems.append(ev.fact(el.value))
     values = tuple(e.value for e in elems)
@@ -170,17 +171,17 @@ def subscript(ev: Eval, expr: cst.Subscript) -> Fact:
     items: list[tuple[str, object]] = []
     for el in expr.slice:
         s = el.slice
-        if isinstance(s, cst.Slice):
+        if type(s) is cst.Slice:
             if s.lower is None and s.upper is None and s.step is None:
                 items.append(("full", None))
             else:
                 items.append(("slice", (opt_int(ev, s.lower), opt_int(ev, s.upper), opt_int(ev, s.step))))
             continue
         v = cast(cst.Index, s).value
-        if isinstance(v, cst.Name) and v.value == "None":
+        if type(v) is cst.Name and v.value == "None":
             items.append(("new", None))
             continue
-        if isinstance(v, cst.Ellipsis):
+        if type(v) is cst.Ellipsis:
             items.append(("ellipsis", None))
             continue
         f = ev.fact(v)
@@ -189,10 +190,13 @@ def subscript(ev: Eval, expr: cst.Subscript) -> Fact:
             continue
         return Fact(kind=TENSOR if base.kind == TENSOR else None,
                     device=base.device if base.kind == TENSOR else None,
-                    dtype_kind=base.dtype_kind, shape=None, layout=None, grad=grad_of(ev, [base], True))
+                    dtype_kind=base.dtype_kind, shape=leading_kept(base, items) if base.kind == TENSOR else None,
+                    layout=None, grad=grad_of(ev, [base], True))
     out = O.index_fact(base, items)
     if out is None:
-        return base.with_(shape=None, layout=None, strides=None, perm=None, reduction=None)
+        lead = next((j for j, (k, _) in enumerate(items) if k != "full"), len(items))
+        shape = leading_kept(base, items[:lead]) if kind == TENSOR and lead < len(items) else None
+        return base.with_(shape=shape, layout=None, strides=None, perm=None, reduction=None)
     if out.rank == 0:
         out = out.with_(layout=CONTIGUOUS)
     return out.with_(grad=grad_of(ev, [base], True), is_scalar_cpu=out.rank == 0 and base.device == CPU)
@@ -210,11 +214,11 @@ def _index_sequence(ev: Eval, base: Fact, expr: cst.Subscript) -> Fact:
     s = expr.slice[0].slice
     if base.kind == SIZE:
         if base.shape is None or base.shape.rank is None:
-            if isinstance(s, cst.Index):
+            if type(s) is cst.Index:
                 return Fact(kind=INT)
             return Fact(kind=SIZE)
         dims = base.shape.dims
-        if isinstance(s, cst.Index):
+        if type(s) is cst.Index:
             i = index_value(expr.slice[0])
             if i is None or not -len(dims) <= i < len(dims):
                 return Fact(kind=INT)
@@ -227,7 +231,7 @@ def _index_sequence(ev: Eval, base: Fact, expr: cst.Subscript) -> Fact:
         known = cast(tuple[Optional[int], Optional[int], Optional[int]], (lo, hi, st))
         return Fact(kind=SIZE, shape=Shape(tuple(dims[slice(*known)])))
     elems = base.elems
-    if isinstance(s, cst.Index) and elems is not None:
+    if type(s) is cst.Index and elems is not None:
         i = index_value(expr.slice[0])
         if i is not None and -len(elems) <= i < len(elems):
             return elems[i]
@@ -237,16 +241,16 @@ def _index_sequence(ev: Eval, base: Fact, expr: cst.Subscript) -> Fact:
 def loop_element(ev: Eval, iter_expr: cst.BaseExpression) -> Optional[Fact]:
     """The fact of each element a for-loop over ``iter_expr`` binds: ints of ``range``, pairs of
     ``enumerate``, the parameters of a module, the rows of a tensor; ``None`` when unknown."""
-    if isinstance(iter_expr, cst.Call):
+    if type(iter_expr) is cst.Call:
         func = iter_expr.func
-        if isinstance(func, cst.Name) and func.value == "range":
+        if type(func) is cst.Name and func.value == "range":
             return Fact(kind=INT)
-        if isinstance(func, cst.Name) and func.value == "enumerate" and iter_expr.args:
+        if type(func) is cst.Name and func.value == "enumerate" and iter_expr.args:
             inner = loop_element(ev, iter_expr.args[0].value) or fresh()
             return Fact(elems=(Fact(kind=INT), inner))
         if iter_expr.args and not iter_expr.args[0].keyword and ev.model.imports.resolve(func) in PROGRESS_BARS:
             return loop_element(ev, iter_expr.args[0].value)  # `tqdm(loader)` yields what `loader` yields
-        if isinstance(func, cst.Attribute) and func.attr.value in ("parameters", "named_parameters"):
+        if type(func) is cst.Attribute and func.attr.value in ("parameters", "named_parameters"):
             owner = ev.fact(func.value)
             if owner.kind == MODULE or func.attr.value == "parameters" and owner.kind is None:
                 param = Fact(kind=TENSOR, grad=LEAF_REQUIRES_GRAD, device=owner.device)

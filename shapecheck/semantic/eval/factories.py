@@ -169,7 +169,7 @@ def factory_sizes(ev: Eval, call: cst.Call) -> Optional[tuple[str, list[Dim]]]:
             arg = args.get(index, keyword)
             dims.append(ev.fact(arg).dim if arg is not None else None)
         return name, dims
-    elif isinstance(func, cst.Attribute) and func.attr.value in SIZED_NEW_TENSOR_METHODS and name is None:
+    elif type(func) is cst.Attribute and func.attr.value in SIZED_NEW_TENSOR_METHODS and name is None:
         if ev.fact(func.value).kind not in (TENSOR, None):
             return None
         name = func.attr.value

@@ -9,8 +9,10 @@ import libcst as cst
 
 from shapecheck.semantic.eval.autograd import grad_of, requested_grad
 from shapecheck.semantic.eval.devices import device_kw, to_device
-from shapecheck.semantic.eval.layer_ranks import kept_shape
+from shapecheck.semantic.eval.conv_sizes import CONV_LAYERS, POOL_LAYERS, layer_geometry, module_output
+from shapecheck.semantic.eval.layer_ranks import RECURRENT_LAYERS, kept_shape, parameter_shape, recurrent_output
 from shapecheck.semantic.eval.layout import input_order_layout
+from shapecheck.semantic.eval.loss_weights import loss_weights
 from shapecheck.semantic.eval.registry import Eval
 from shapecheck.semantic.facts import (
     BOOL, CONTIGUOUS, CPU, CUDA, FLOAT, INT, LEAF_REQUIRES_GRAD, MAYBE_CUDA, MODULE, MPS, NO_GRAD, NON_LEAF, STR,
@@ -28,6 +30,10 @@ from shapecheck.shapes import Shape
 #: what ``nn.<name>(...)`` holds: ``(parameter names or None, holds parameters or buffers,
 #: holds parameters that require grad)``, the last two True/False/None
 Contents = tuple[Optional[tuple[str, ...]], Optional[bool], Optional[bool]]
+
+#: containers, whose layers may be classes of the file (their ``forward`` may move tensors)
+_CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"})
+
 
 def module_holds(f: Fact) -> Optional[bool]:
     """For a module fact: True when it holds parameters or buffers (so its device matters),
@@ -54,6 +60,10 @@ def nn_class(ev: Eval, qual: str, name: str, expr: cst.Call) -> Optional[Fact]:
             else Fact(kind=TENSOR)
     if name[:1].isupper() and not name.endswith("Options"):
         args = CallArgs(expr)
+        weighted = loss_weights(ev, name, args) if name in NN_LOSS_MODULES else None
+        if weighted is not None:  # its weight is a buffer: the loss is where that tensor is
+            return Fact(kind=MODULE, qual="torch.nn." + name, device=weighted[1].device, params=weighted[0],
+                        trainable=False)
         params, holds, trainable = _nn_contents(ev, name, args)
         device: Optional[DeviceValue] = None
         if holds:
@@ -72,6 +82,15 @@ def nn_class(ev: Eval, qual: str, name: str, expr: cst.Call) -> Optional[Fact]:
                 fin, fout = None, args.get(0, "out_features")
             dims = tuple(ev.fact(a).dim if a is not None else None for a in (fin, fout))
             fact = fact.with_(features=dims)
+        if name in CONV_LAYERS or name in POOL_LAYERS:
+            geometry = layer_geometry(ev, name, args)
+            if geometry is not None:
+                fact = fact.with_(features=geometry)
+        if name in RECURRENT_LAYERS and not args.starred:
+            first = args.get(4, "batch_first")
+            if first is None or type(first) is cst.Name and first.value == "False":
+                sizes = (args.get(0, "input_size"), args.get(1, "hidden_size"))
+                fact = fact.with_(features=tuple(ev.fact(a).dim if a is not None else None for a in sizes))
         return fact
     return None
 
@@ -82,7 +101,7 @@ def _nn_contents(ev: Eval, name: str, args: CallArgs) -> Contents:
         return (), False, False
     if name in NN_LOSS_MODULES:
         plain = not args.starred and all(
-            ev.fact(a).kind in (INT, FLOAT, STR, BOOL) or (isinstance(a, cst.Name) and a.value == "None")
+            ev.fact(a).kind in (INT, FLOAT, STR, BOOL) or (type(a) is cst.Name and a.value == "None")
             for a in list(args.pos) + list(args.kw.values()))
         return ((), False, False) if plain else (None, None, None)
     if name == "Sequential":
@@ -179,6 +198,8 @@ def module_call(ev: Eval, module: Fact, expr: cst.Call) -> Fact:
         if x.shape is not None and x.shape.rank is not None and x.shape.rank >= 1:
             out_features = module.features[1] if module.features is not None else None
             shape = Shape(x.shape.dims[:-1] + (out_features,))
+        elif x.shape is None and x.kind in (TENSOR, None) and not x.elems and module.features is not None:
+            shape = Shape((module.features[1],), rest_at=0)  # at least 1-D, ending in out_features
         else:
             shape = _rank_of(x)  # nn.Linear keeps its input's rank
     elif qual is not None and qual.startswith("torch.nn.") and qual.split(".")[-1] in NN_SHAPE_KEEPING_MODULES:
@@ -186,8 +207,12 @@ def module_call(ev: Eval, module: Fact, expr: cst.Call) -> Fact:
     elif qual is not None and qual.startswith("torch.nn.") and qual.split(".")[-1] in NN_RANK_KEEPING_MODULES:
         layer = qual.split(".")[-1]
         shape = kept_shape(x.shape, NN_KEPT_DIMS.get(layer), layer) if not x.elems else None
+    if qual is not None and module.features is not None and not x.elems and x.kind in (TENSOR, None):
+        shape = module_output(qual, module.features, x.shape) or shape  # known conv/pool sizes
     elif qual is not None and qual.startswith("torch.nn.") and qual.split(".")[-1] in NN_RANK_ADDING_MODULES:
         shape = Shape(x.shape.dims + (None,)) if x.shape is not None and x.shape.rank is not None else None
+        if x.shape is None and x.kind in (TENSOR, None) and not x.elems:
+            shape = Shape((None,), rest_at=0)  # the input's dims and the embedding dim
     device: Optional[DeviceValue] = None
     if x.kind == TENSOR and module.params == ():
         device = x.device  # a module without parameters computes on its input's device
@@ -195,6 +220,9 @@ def module_call(ev: Eval, module: Fact, expr: cst.Call) -> Fact:
         device = module.device
     elif module.params and module.device in (CUDA, MPS, MAYBE_CUDA) and x.kind in (TENSOR, None):
         device = module.device  # its weights are there: whenever the call runs, so is its input
+    elif x.kind is None and not x.elems and x.device in (CPU, CUDA, MPS, MAYBE_CUDA) and qual is not None \
+            and qual.startswith("torch.nn.") and (qual not in _CONTAINERS or module.device == x.device):
+        device = x.device  # `layer(batch.to(device))`: a layer computes where its input is (or raises)
     grad_enabled = ev.model.grad_enabled
     grad: Optional[Grad]
     if grad_enabled is False:
@@ -206,6 +234,8 @@ def module_call(ev: Eval, module: Fact, expr: cst.Call) -> Fact:
                        True) if not args.starred else None
     else:
         grad = None
+    if qual is not None and qual.startswith("torch.nn.") and qual[9:] in RECURRENT_LAYERS and x.kind in (TENSOR, None):
+        return recurrent_output(x, qual == "torch.nn.LSTM", module.features is not None, Fact(device=device, grad=grad))
     out = Fact(kind=TENSOR, shape=shape, device=device, grad=grad,
                layout=CONTIGUOUS if shape is not None and qual == "torch.nn.Linear" else None)
     if qual != "torch.nn.Linear" and x.kind in (TENSOR, None):
@@ -269,7 +299,7 @@ def module_attr(ev: Eval, module: Fact, attr: str) -> Fact:
         trainable = module.trainable
         grad = LEAF_REQUIRES_GRAD if trainable is True else (NO_GRAD if trainable is False else None)
         return Fact(kind=TENSOR, device=module.device, dtype_kind=DtypeKind.FLOAT, grad=grad,
-                    placed_by=module.placed_by)
+                    placed_by=module.placed_by, shape=parameter_shape(qual[9:], attr))
     model = ev.model
     table = model.class_attrs.get(qual)
     f = table.get("self." + attr) if table is not None else None
@@ -304,7 +334,7 @@ def is_module_class(model: SemanticModel, node: cst.ClassDef) -> Optional[bool]:
                 verdicts.append(False)
                 continue
             return True
-        if isinstance(base.value, cst.Name):
+        if type(base.value) is cst.Name:
             local = model.classes.get(base.value.value, "missing")
             if local is True:
                 return True

@@ -14,6 +14,7 @@ import libcst as cst
 
 from shapecheck.semantic import shape_ops as O
 from shapecheck.semantic.eval.autograd import grad_of
+from shapecheck.semantic.eval.declared_numbers import rebound_names
 from shapecheck.semantic.eval.elementwise import elementwise
 from shapecheck.semantic.eval.registry import Eval, method
 from shapecheck.semantic.facts import (
@@ -21,9 +22,8 @@ from shapecheck.semantic.facts import (
 )
 from shapecheck.semantic.scopes import FUNCTION_SCOPE
 from shapecheck.semantic.syntax import (
-    CallArgs, all_params, dotted_name, import_binding, int_literal, is_number, target_names,
+    CallArgs, all_params, dotted_name, int_literal, is_number,
 )
-from shapecheck.semantic.walk import walk
 from shapecheck.semantic.torch_api import (
     ELEMENTWISE_BINARY, ELEMENTWISE_UNARY, MIN_MAX_PAIR_OPS, NO_GRAD_RESULT_OPS, REDUCING_PAIR_OPS,
     REDUCTION_PAIR_FUNCTIONS, REDUCTIONS, REDUCTIONS_DIM_SECOND, VALUES_INDICES_ALWAYS, VALUES_INDICES_WITH_DIM,
@@ -47,11 +47,11 @@ def _dim_axes(ev: Eval, dim_expr: cst.BaseExpression) -> Optional[Axes]:
     if isinstance(df.value, tuple) and df.value and all(type(v) is int for v in df.value):
         return list(df.value), None
     if isinstance(dim_expr, (cst.Tuple, cst.List)) and dim_expr.elements:
-        vals = [ev.fact(e.value).value for e in dim_expr.elements if not isinstance(e, cst.StarredElement)]
+        vals = [ev.fact(e.value).value for e in dim_expr.elements if type(e) is not cst.StarredElement]
         if len(vals) == len(dim_expr.elements) and all(type(v) is int for v in vals):
             return list(vals), None
         return None
-    if isinstance(dim_expr, cst.Name) and df.kind in (None, INT) and df.value is None:
+    if type(dim_expr) is cst.Name and df.kind in (None, INT) and df.value is None:
         default = parameter_default(ev, dim_expr.value)
         if default is not None:
             return [default], dim_expr.value
@@ -62,51 +62,16 @@ def parameter_default(ev: Eval, name: str) -> Optional[int]:
     """The int literal default of parameter ``name`` of the function being analysed, when the
     function never binds ``name`` again (it holds what the call passed)."""
     top = ev.model.scopes.top
-    if top.kind != FUNCTION_SCOPE or not isinstance(top.node, cst.FunctionDef):
+    if top.kind != FUNCTION_SCOPE or type(top.node) is not cst.FunctionDef:
         return None
     func = top.node
     for p in all_params(func.params):
         if p.name.value == name and p.default is not None:
             default = int_literal(p.default)
-            if default is None or name in _rebound_names(func):
+            if default is None or name in rebound_names(func):
                 return None
             return default
     return None
-
-
-_REBOUND: dict[int, tuple[cst.FunctionDef, frozenset[str]]] = {}
-
-
-def _rebound_names(func: cst.FunctionDef) -> frozenset[str]:
-    """The names that a statement of ``func``'s body binds (assignments, loop and ``with``
-    targets, ``:=``, imports, ``global``/``nonlocal``, ``del``, nested definitions)."""
-    cached = _REBOUND.get(id(func))
-    if cached is not None and cached[0] is func:
-        return cached[1]
-    names: set[str] = set()
-    for node in walk(func.body, into_defs=True):
-        if isinstance(node, cst.Assign):
-            for t in node.targets:
-                names.update(target_names(t.target))
-        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor)):
-            names.update(target_names(node.target))
-        elif isinstance(node, cst.NamedExpr):
-            names.update(target_names(node.target))
-        elif isinstance(node, cst.WithItem) and node.asname is not None:
-            names.update(target_names(node.asname.name))
-        elif isinstance(node, (cst.Global, cst.Nonlocal)):
-            names.update(n.name.value for n in node.names)
-        elif isinstance(node, cst.Del):
-            names.update(target_names(node.target))
-        elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-            names.add(node.name.value)
-        elif isinstance(node, (cst.Import, cst.ImportFrom)) and not isinstance(node.names, cst.ImportStar):
-            names.update(import_binding(a) for a in node.names)
-    if len(_REBOUND) > 256:
-        _REBOUND.clear()
-    found = frozenset(names)
-    _REBOUND[id(func)] = (func, found)
-    return found
 
 
 @method(*REDUCTIONS)
@@ -224,12 +189,17 @@ def pair(ev: Eval, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
 
 def _topk_shape(ev: Eval, shape: Optional[Shape], args: CallArgs) -> Optional[Shape]:
     """``topk(k, dim=-1)``: the shape with ``k`` in place of the dim's size."""
-    if shape is None or shape.rank is None:
-        return None
     k_expr, dim_expr = args.get(0, "k"), args.get(1, "dim")
     k = ev.fact(k_expr).value if k_expr is not None else None
     dim = ev.fact(dim_expr).value if dim_expr is not None else -1
-    if type(k) is not int or type(dim) is not int:
+    if shape is None or shape.rank is None:  # the input's rank bound and the dim's, the sizes unknown
+        if shape is not None and shape.rest_at == 0:
+            return Shape((None,) * len(shape.dims), rest_at=0)
+        least = max(len(shape.dims) if shape is not None else 0, dim + 1 if type(dim) is int else 0)
+        return Shape((None,) * least, rest_at=least) if least else None
+    if type(k) is not int:
+        k = None  # the rank is kept whatever k is
+    if type(dim) is not int:
         return None
     axis = O.norm_axis(dim, shape.rank)
     if axis is None:
@@ -268,7 +238,7 @@ def shape_root(ev: Eval, expr: cst.BaseExpression) -> cst.BaseExpression:
     cur = expr
     while True:
         nxt: Optional[cst.BaseExpression] = None
-        if isinstance(cur, cst.BinaryOperation) and not isinstance(cur.operator, cst.MatrixMultiply):
+        if type(cur) is cst.BinaryOperation and type(cur.operator) is not cst.MatrixMultiply:
             left, right = cur.left, cur.right
             if _scalar_like(ev, right):
                 nxt = left
@@ -276,9 +246,9 @@ def shape_root(ev: Eval, expr: cst.BaseExpression) -> cst.BaseExpression:
                 nxt = right
             elif dotted_name(left) is not None and dotted_name(left) == dotted_name(right):
                 nxt = left
-        elif isinstance(cur, cst.UnaryOperation) and isinstance(cur.operator, cst.Minus):
+        elif type(cur) is cst.UnaryOperation and type(cur.operator) is cst.Minus:
             nxt = cur.expression
-        elif isinstance(cur, cst.Call):
+        elif type(cur) is cst.Call:
             nxt = _same_shape_operand(ev, cur)
         if nxt is None:
             return cur
@@ -298,7 +268,7 @@ def _same_shape_operand(ev: Eval, call: cst.Call) -> Optional[cst.BaseExpression
             return None
         rest = args.pos[1:]
         operand = args.pos[0]
-    elif isinstance(call.func, cst.Attribute):
+    elif type(call.func) is cst.Attribute:
         short = call.func.attr.value
         rest = args.pos
         operand = call.func.value

@@ -8,6 +8,7 @@ from typing import Optional
 import libcst as cst
 
 from shapecheck.semantic import shape_ops as O
+from shapecheck.semantic.bounded_moves import bounded_transpose, matrix_transpose_bound
 from shapecheck.semantic.eval.arguments import dtype_value, int_list, target_dims
 from shapecheck.semantic.eval.autograd import grad_of
 from shapecheck.semantic.eval.registry import Eval, method
@@ -58,7 +59,7 @@ def view_verdict(ev: Eval, call: cst.Call) -> Optional[tuple[Fact, list[Dim], Op
     """For ``x.view(...)``: ``(fact of x, target sizes, possible)`` where ``possible`` is
     ``False`` only when the view is proven to fail (exact strides, or merged moved dims)."""
     func = call.func
-    if not isinstance(func, cst.Attribute):
+    if type(func) is not cst.Attribute:
         return None
     target = view_target(ev, call)
     if target is None or target.count(-1) > 1 or any(O.is_negative(d) for d in target if d != -1):
@@ -98,6 +99,8 @@ def transpose(ev: Eval, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
     if name == "t":
         if rank is not None and rank < 2:
             return x.with_(reduction=None)
+        if rank is None and (exact := matrix_transpose_bound(x)) is not None:
+            x, rank = exact, 2
         order = [1, 0] if rank == 2 else None
         text = ".t()"
     elif name == "permute":
@@ -135,6 +138,8 @@ def transpose(ev: Eval, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
             return lost(x)
         order = O.transpose_order(rank, av, bv)
         text = f".{name}({av}, {bv})"
+        if rank is None and (bounded := bounded_transpose(x, av, bv, text)) is not None:
+            return bounded.with_(grad=grad_of(ev, [x], True) if x.kind == TENSOR else None)
     if order is None:
         return lost(x)
     out = O.moved(x, O.permute_shape(x.shape, order), order, text)

@@ -25,10 +25,10 @@ def size_dim(ev: Eval, expr: cst.BaseExpression, fact: Fact) -> Dim:
             return None
         name = _size_name(expr)
         return Generic(name) if name is not None else None
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Multiply, cst.FloorDivide)):
+    if type(expr) is cst.BinaryOperation and isinstance(expr.operator, (cst.Multiply, cst.FloorDivide)):
         left = size_dim(ev, expr.left, ev.fact(expr.left))
         right = size_dim(ev, expr.right, ev.fact(expr.right))
-        if isinstance(expr.operator, cst.Multiply):
+        if type(expr.operator) is cst.Multiply:
             return dim_mul(left, right)
         return dim_floordiv(left, right)
     return None
@@ -37,15 +37,15 @@ def size_dim(ev: Eval, expr: cst.BaseExpression, fact: Fact) -> Dim:
 def _size_name(expr: cst.BaseExpression) -> Optional[str]:
     """``n``, ``self.n_head``, ``window_size[0]``: the text of a name, an attribute, or an item
     of one at a constant index; ``None`` for another expression."""
-    if isinstance(expr, cst.Subscript):
+    if type(expr) is cst.Subscript:
         owner = dotted_name(expr.value)
-        if owner is None or len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
+        if owner is None or len(expr.slice) != 1 or type(expr.slice[0].slice) is not cst.Index:
             return None
         index = expr.slice[0].slice.value
-        if isinstance(index, cst.UnaryOperation) and isinstance(index.operator, cst.Minus) \
-                and isinstance(index.expression, cst.Integer):
+        if type(index) is cst.UnaryOperation and type(index.operator) is cst.Minus \
+                and type(index.expression) is cst.Integer:
             return f"{owner}[-{index.expression.value}]"
-        return f"{owner}[{index.value}]" if isinstance(index, cst.Integer) else None
+        return f"{owner}[{index.value}]" if type(index) is cst.Integer else None
     return dotted_name(expr)
 
 

@@ -10,6 +10,7 @@ import libcst as cst
 from shapecheck.semantic import shape_ops as O
 from shapecheck.semantic.eval.arguments import py_dtype
 from shapecheck.semantic.eval.autograd import grad_of
+from shapecheck.semantic.eval.conv_sizes import function_output as pool_output
 from shapecheck.semantic.eval.devices import current_accelerator, device_of, torch_device
 from shapecheck.semantic.eval.elementwise import elementwise, matmul
 from shapecheck.semantic.eval.factories import factory
@@ -179,7 +180,7 @@ def _functional(ev: Eval, name: str, expr: cst.Call) -> Optional[Fact]:
     if "return_indices" in args.kw:
         return None  # a (values, indices) pair when true
     if name in FUNCTIONAL_RANK_KEEPING:
-        shape = kept_shape(x.shape, FUNCTIONAL_KEPT_DIMS.get(name), name)
+        shape = pool_output(ev, name, args, x.shape) or kept_shape(x.shape, FUNCTIONAL_KEPT_DIMS.get(name), name)
         return input_order_layout(name, x, O.plain_tensor(shape, device=x.device, grad=grad_of(ev, [x], True),
                                                           dtype_kind=x.dtype_kind).with_(layout=None, strides=None))
     if name in FUNCTIONAL_RANK_ADDING and x.shape is not None and x.shape.rest_at is None:
@@ -221,7 +222,7 @@ def _cat(ev: Eval, name: str, args: CallArgs) -> Fact:
     seq = args.get(0, "tensors")
     if seq is None:
         return Fact(kind=TENSOR)
-    if not isinstance(seq, (cst.List, cst.Tuple)) or any(isinstance(e, cst.StarredElement) for e in seq.elements):
+    if not isinstance(seq, (cst.List, cst.Tuple)) or any(type(e) is cst.StarredElement for e in seq.elements):
         return Fact(kind=TENSOR)
     facts = [ev.fact(e.value) for e in seq.elements]
     dim_expr = args.get(1, "dim")
@@ -235,6 +236,11 @@ def _cat(ev: Eval, name: str, args: CallArgs) -> Fact:
     if name not in ("cat", "concat", "concatenate", "stack") or not isinstance(axis, int) or not facts:
         return Fact(**fields)
     shapes = [f.shape for f in facts]
+    if axis == -1 and name != "stack" and len(tensors) == len(facts) \
+            and all(s is not None and s.rest_at == 0 and s.dims for s in shapes):
+        last = _sum_dims([s.dims[-1] for s in shapes if s is not None])  # `(..., 64)` and `(..., 32)`: `(..., 96)`
+        fields.pop("kind")
+        return O.plain_tensor(Shape((last,), rest_at=0), **fields)
     if any(s is None or s.rank is None for s in shapes):
         return Fact(**fields)
     known: list[Shape] = [s for s in shapes if s is not None]

@@ -105,7 +105,9 @@ def test_a_class_moved_by_a_function_of_the_file_is_placed(name: str, source: st
 
 @pytest.mark.parametrize("name, source", CASES_SILENT, ids=[c[0] for c in CASES_SILENT])
 def test_silent(name: str, source: str) -> None:
-    assert codes(source) == []
+    # nothing claims a move; a factory given to a layer (or meeting a parameter) of the module is
+    # still the library-form SC403 ("raises when the module runs on a GPU"), moved or not
+    assert [f for f in flagged(source) if not (f[0] == "SC403" and "when the module runs on a GPU" in f[2])] == []
 
 
 def test_the_message_names_the_function_and_the_call() -> None:

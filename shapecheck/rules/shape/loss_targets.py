@@ -1,0 +1,90 @@
+"""Elementwise losses given an input of shape ``(..., 1)`` and a 1-D target (or the reverse).
+
+``F.mse_loss(pred, y)`` with ``pred`` ``(N, 1)`` (a regression head, ``nn.Linear(d, 1)``) and
+``y`` ``(N,)`` broadcasts to ``(N, N)``: torch only warns ("Using a target size ... that is
+different to the input size") and averages every prediction against every target. The BCE
+losses raise ``ValueError`` there, ``soft_margin_loss`` a ``RuntimeError`` (verified with torch
+2.13). The sizes are different whatever ``N`` is, unless the target holds a single value.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from shapecheck.rules.helpers.messages import short
+from shapecheck.semantic.facts import MODULE, TENSOR, Fact
+from shapecheck.semantic.syntax import CallArgs
+from shapecheck.shapes import Shape, format_shape
+
+__all__ = ["loss_operands", "mismatch"]
+
+_LOSS_NAMES = ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
+               "binary_cross_entropy_with_logits", "soft_margin_loss")
+#: the functional losses that need an input and a target of one size
+LOSS_FUNCTIONS = frozenset(f"torch.nn.functional.{n}" for n in _LOSS_NAMES)
+#: the loss modules whose call takes ``(input, target)`` of one size
+LOSS_MODULES = frozenset(f"torch.nn.{n}" for n in ("MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "BCELoss",
+                                                    "BCEWithLogitsLoss", "SoftMarginLoss"))
+
+
+def loss_operands(node: cst.Call, ctx) -> Optional[tuple[cst.BaseExpression, cst.BaseExpression, str]]:
+    """``(input, target, loss name)`` of a call of an elementwise loss, function or module."""
+    args = CallArgs(node)
+    if args.starred:
+        return None
+    qual = ctx.qualname(node.func)
+    if qual in LOSS_FUNCTIONS:
+        name = f"F.{qual.rsplit('.', 1)[-1]}"
+    else:
+        f = ctx.fact(node.func)
+        if f.kind != MODULE or f.qual not in LOSS_MODULES:
+            return None
+        name = f"nn.{f.qual.rsplit('.', 1)[-1]}"
+    inp, target = args.get(0, "input"), args.get(1, "target")
+    if inp is None or target is None:
+        return None
+    return inp, target, name
+
+
+def _column(f: Fact) -> bool:
+    """A tensor of shape ``(..., 1)``: at least one dim, the last known to be 1."""
+    s = f.shape
+    return f.kind in (TENSOR, None) and s is not None and bool(s.trailing()) and s.trailing()[-1] == 1
+
+
+def _vector(f: Fact) -> bool:
+    """A 1-D tensor whose size is not known to be 1."""
+    s = f.shape
+    return f.kind in (TENSOR, None) and s is not None and s.rank == 1 and s.dims[0] != 1
+
+
+def mismatch(node: cst.Call, ctx) -> Optional[tuple[str, Optional[str]]]:
+    """``(message, condition)`` when the loss ``node`` is given a ``(..., 1)`` input and a 1-D
+    target, or a 1-D input and a ``(..., 1)`` target; else ``None``."""
+    found = loss_operands(node, ctx)
+    if found is None:
+        return None
+    inp, target, name = found
+    fi, ft = ctx.fact(inp), ctx.fact(target)
+    if TENSOR not in (fi.kind, ft.kind):
+        return None
+    if _column(fi) and _vector(ft):
+        column, vector, vec_fact = inp, target, ft
+    elif _vector(fi) and _column(ft):
+        column, vector, vec_fact = target, inp, fi
+    else:
+        return None
+    c, v = short(ctx, column, 24), short(ctx, vector, 24)
+    shape_c = format_shape(ctx.fact(column).shape or Shape.unknown())
+    shape_v = format_shape(vec_fact.shape or Shape.unknown())
+    size = vec_fact.shape.dims[0] if vec_fact.shape is not None else None
+    condition = None if isinstance(size, int) else f"`{v}` has one element"
+    message = (f"`{name}` is given `{c}` {shape_c} and `{v}` {shape_v}: a trailing size-1 dim against a 1-D "
+               f"tensor broadcasts to every pair of them ((N, 1) with (N,) gives (N, N)), so the loss compares "
+               f"each value with every other (torch only warns for MSE/L1 losses, BCE raises); "
+               f"squeeze the last dim (`{c}.squeeze(-1)`) or view the other as (-1, 1)")
+    if condition is not None:
+        message += f" (wrong unless {condition})"
+    return message, condition

@@ -1,0 +1,164 @@
+"""Values of unknown kind that the code declares to be Python numbers, and the names a function
+binds again.
+
+``def f(x, eps=1e-6)`` says by its default that ``eps`` is a number, and so does an ``__init__``
+that sets ``self.eps = eps`` (or ``= 1e-6``) and a class body's ``eps = 1e-6``, when nothing
+else in the class assigns it. Only the rules about a reduction kept through arithmetic read this
+(``torch.sum(x ** 2, 1) + eps`` is still that reduction): a caller that passes a tensor there is
+outside what the function was written for.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from shapecheck.semantic.eval.registry import Eval
+from shapecheck.semantic.scopes import FUNCTION_SCOPE
+from shapecheck.semantic.syntax import all_params, dotted_name, import_binding, is_number, target_names
+from shapecheck.semantic.walk import walk
+
+__all__ = ["declared_number", "rebound_names"]
+
+_REBOUND: dict[int, tuple[cst.FunctionDef, frozenset[str]]] = {}
+_CLASS_NUMBERS: dict[int, tuple[cst.ClassDef, frozenset[str]]] = {}
+
+
+def rebound_names(func: cst.FunctionDef) -> frozenset[str]:
+    """The names that a statement of ``func``'s body binds (assignments, loop and ``with``
+    targets, ``:=``, imports, ``global``/``nonlocal``, ``del``, nested definitions)."""
+    cached = _REBOUND.get(id(func))
+    if cached is not None and cached[0] is func:
+        return cached[1]
+    names: set[str] = set()
+    for node in walk(func.body, into_defs=True):
+        if type(node) is cst.Assign:
+            for t in node.targets:
+                names.update(target_names(t.target))
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor)):
+            names.update(target_names(node.target))
+        elif type(node) is cst.NamedExpr:
+            names.update(target_names(node.target))
+        elif type(node) is cst.WithItem and node.asname is not None:
+            names.update(target_names(node.asname.name))
+        elif isinstance(node, (cst.Global, cst.Nonlocal)):
+            names.update(n.name.value for n in node.names)
+        elif type(node) is cst.Del:
+            names.update(target_names(node.target))
+        elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            names.add(node.name.value)
+        elif isinstance(node, (cst.Import, cst.ImportFrom)) and not isinstance(node.names, cst.ImportStar):
+            names.update(import_binding(a) for a in node.names)
+    if len(_REBOUND) > 256:
+        _REBOUND.clear()
+    found = frozenset(names)
+    _REBOUND[id(func)] = (func, found)
+    return found
+
+
+def _number_param(func: cst.FunctionDef, name: str) -> bool:
+    """``name`` is a parameter of ``func`` with a number literal default that the body never
+    binds again."""
+    for p in all_params(func.params):
+        if p.name.value == name:
+            return p.default is not None and is_number(p.default) and name not in rebound_names(func)
+    return False
+
+
+def _self_targets(node: cst.CSTNode, self_name: str) -> list[str]:
+    """The ``self.<attr>`` names a binding target assigns (``self.a, self.b = ...``: both)."""
+    if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == self_name:
+        return [node.attr.value]
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return [a for e in node.elements for a in _self_targets(e.value, self_name)]
+    if type(node) is cst.StarredElement:
+        return _self_targets(node.value, self_name)
+    return []
+
+
+def _method_assignments(func: cst.FunctionDef) -> tuple[dict[str, bool], set[str]]:
+    """For one method: each ``self.<attr>`` it assigns, with whether every assignment gives a
+    number (a literal, or a parameter of the method with a number default); and the attributes
+    it may change in other ways (augmented assignment, tuple targets, ``setattr``)."""
+    params = all_params(func.params)
+    if not params:
+        return {}, set()
+    self_name = params[0].name.value
+    numbers: dict[str, bool] = {}
+    other: set[str] = set()
+    for node in walk(func.body, into_defs=True):
+        if type(node) is cst.Assign:
+            for t in node.targets:
+                if type(t.target) is cst.Attribute:
+                    for attr in _self_targets(t.target, self_name):
+                        value = node.value
+                        ok = is_number(value) or (type(value) is cst.Name and func.name.value == "__init__"
+                                                   and _number_param(func, value.value))
+                        numbers[attr] = numbers.get(attr, True) and ok
+                else:
+                    other.update(_self_targets(t.target, self_name))
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+            other.update(_self_targets(node.target, self_name))
+        elif type(node) is cst.Call and dotted_name(node.func) in ("setattr", "object.__setattr__"):
+            other.add("*")
+    return numbers, other
+
+
+def _class_numbers(class_def: cst.ClassDef) -> frozenset[str]:
+    """The attributes of instances of ``class_def`` that only ever hold a number: set in the
+    class body or in ``__init__`` from number literals or number-default parameters of
+    ``__init__``, and assigned nowhere else in the class."""
+    cached = _CLASS_NUMBERS.get(id(class_def))
+    if cached is not None and cached[0] is class_def:
+        return cached[1]
+    numbers: dict[str, bool] = {}
+    other: set[str] = set()
+    for stmt in class_def.body.body:
+        if type(stmt) is cst.FunctionDef:
+            found, changed = _method_assignments(stmt)
+            for attr, ok in found.items():
+                numbers[attr] = numbers.get(attr, True) and ok and stmt.name.value == "__init__"
+            other |= changed
+        elif type(stmt) is cst.SimpleStatementLine:
+            for small in stmt.body:
+                if type(small) is cst.Assign and len(small.targets) == 1 \
+                        and type(small.targets[0].target) is cst.Name:
+                    attr = small.targets[0].target.value
+                    numbers[attr] = numbers.get(attr, True) and is_number(small.value)
+                elif isinstance(small, (cst.AnnAssign, cst.AugAssign, cst.Assign)):
+                    for t in ([small.target] if not isinstance(small, cst.Assign)
+                              else [t.target for t in small.targets]):
+                        other.update(target_names(t))
+    found_set = frozenset(a for a, ok in numbers.items() if ok and a not in other) if "*" not in other \
+        else frozenset()
+    if len(_CLASS_NUMBERS) > 256:
+        _CLASS_NUMBERS.clear()
+    _CLASS_NUMBERS[id(class_def)] = (class_def, found_set)
+    return found_set
+
+
+def _current_function(ev: Eval) -> Optional[cst.FunctionDef]:
+    top = ev.model.scopes.top
+    if top.kind != FUNCTION_SCOPE or type(top.node) is not cst.FunctionDef:
+        return None
+    return top.node
+
+
+def declared_number(ev: Eval, expr: cst.BaseExpression) -> bool:
+    """True when ``expr``, whose kind is unknown, is declared a number by the code: a parameter
+    of the function being analysed with a number default, or ``self.<attr>`` of a class whose
+    instances only ever hold a number there (see the module docstring)."""
+    func = _current_function(ev)
+    if func is None:
+        return False
+    if type(expr) is cst.Name:
+        return _number_param(func, expr.value)
+    if type(expr) is cst.Attribute and type(expr.value) is cst.Name:
+        class_def = ev.model.class_def
+        params = all_params(func.params)
+        if class_def is None or not params or params[0].name.value != expr.value.value \
+                or func.decorators:
+            return False
+        return expr.attr.value in _class_numbers(class_def)
+    return False
