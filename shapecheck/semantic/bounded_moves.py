@@ -38,9 +38,10 @@ def _leading_perm(x: Fact, n: int) -> Optional[list[int]]:
 def bounded_transpose(x: Fact, a: int, b: int, text: str) -> Optional[Fact]:
     """``x.transpose(a, b)`` (``a``, ``b`` not negative) when the rank of ``x`` is unknown or
     bounded from below: at least ``max(a, b) + 1`` dims, the two swapped; ``None`` when this
-    does not apply (a known rank, a bound on the trailing dims, a negative dim)."""
+    does not apply (a known rank, a bound on the trailing dims); with a negative dim, see
+    :func:`trailing_transpose`."""
     if a < 0 or b < 0:
-        return None
+        return trailing_transpose(x, a, b)
     shape = x.shape
     if shape is not None and not front_bounded(shape):
         return None
@@ -56,6 +57,30 @@ def bounded_transpose(x: Fact, a: int, b: int, text: str) -> Optional[Fact]:
         return out.with_(perm=tuple(perm) if x.perm is not None else None)
     perm[a], perm[b] = perm[b], perm[a]
     return out.with_(layout=None, perm=tuple(perm), moved_by=text)
+
+
+def moved_unknown(x: Fact) -> Fact:
+    """``x`` after a move of dims the linter cannot follow (``transpose(a, b)`` with unknown
+    ``a``, ``b``; ``.t()`` of unknown rank): shape unknown, laid out in an unknown order, so no
+    later move starts from a plain tensor."""
+    return x.with_(shape=None, layout=NON_CONTIGUOUS, strides=None, perm=None, moved_by=None, reduction=None)
+
+
+def trailing_transpose(x: Fact, a: int, b: int) -> Fact:
+    """``x.transpose(a, b)`` with a negative dim when the rank of ``x`` is unknown or bounded:
+    with two negative dims, at least ``max(-a, -b)`` dims, the trailing ones known and swapped;
+    laid out in an order the linter does not know (the memory positions of the dims counted from
+    the end are not tracked), so no later move starts from a plain tensor."""
+    unknown_order = {"layout": NON_CONTIGUOUS, "strides": None, "perm": None, "moved_by": None, "reduction": None}
+    if a >= 0 or b >= 0:
+        return x.with_(shape=None, **unknown_order)
+    shape = x.shape
+    n = max(-a, -b)
+    dims: list[Dim] = list(shape.dims) if shape is not None and shape.rest_at == 0 else []
+    dims = [None] * (n - len(dims)) + dims
+    dims[a], dims[b] = dims[b], dims[a]
+    out = x.with_(shape=Shape(tuple(dims), rest_at=0))
+    return out.with_(reduction=None) if a == b else out.with_(**unknown_order)
 
 
 def matrix_transpose_bound(x: Fact) -> Optional[Fact]:

@@ -365,7 +365,7 @@ def _for_caller(f: Fact, bound: dict[str, Fact], arg_exprs: dict[str, cst.BaseEx
             changes["reduction"] = None
         else:
             changes["reduction"] = type(f.reduction)(f.reduction.source, dotted_name(expr),
-                                                     f.reduction.axes, call)
+                                                     f.reduction.axes, call, alternatives=f.reduction.alternatives)
     if foreign and f.kind == MODULE and f.qual is not None and not f.qual.startswith("torch."):
         changes["qual"] = None
     if f.elems is not None:

@@ -29,6 +29,7 @@ from typing import Callable, Iterable, Optional, Union
 import libcst as cst
 
 from shapecheck.semantic.facts import NON_LEAF, TENSOR, Fact
+from shapecheck.semantic.piece_layouts import piece_layout
 from shapecheck.semantic.syntax import CallArgs, dotted_name, int_literal, sizes_of
 from shapecheck.semantic.walk import child_nodes, walk
 from shapecheck.semantic.torch_api import (
@@ -580,7 +581,7 @@ def _unpacked_pieces(fact: Callable[[cst.CSTNode], Fact], small: cst.Assign, env
     else:
         dims[d] = None
     piece = Fact(kind=TENSOR, shape=Shape(tuple(dims)), device=recv.device, grad=recv.grad,
-                 dtype_kind=recv.dtype_kind)
+                 dtype_kind=recv.dtype_kind, **piece_layout(recv, method, d))
     for name in names:
         env[name] = piece
 

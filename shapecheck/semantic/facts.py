@@ -180,7 +180,8 @@ class Reduction:
     (``x``, ``self.w``) or ``None``, ``axes`` the reduced axes as written (may be negative),
     ``node`` the reduction call (a libcst node: ``ctx.source(node)`` is ``x.mean(dim=1)``),
     ``default_of`` the parameter whose default value gave the axes (``def f(x, dim=-1)``), else
-    ``None``.
+    ``None``. ``alternatives``: when the dim is a name the code sets to one of several literals
+    (``dim = (1, 2) if c else (2, 3)``), every axes it may hold (``axes`` is the first); else ``()``.
     """
 
     source: "Fact"
@@ -188,6 +189,7 @@ class Reduction:
     axes: tuple[int, ...]
     node: Any
     default_of: Optional[str] = None
+    alternatives: tuple[tuple[int, ...], ...] = ()
 
 
 # ---------------------------------------------------------------------------- join rules

@@ -29,8 +29,14 @@ def read_only_parameters(fn: cst.FunctionDef, resolve: Resolver) -> frozenset[st
         tp = type(node)
         if tp is cst.Call:
             _call_uses(node, names, spoiled, resolve)  # type: ignore[arg-type]
-        elif tp in (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.Del, cst.For, cst.WithItem,
-                    cst.NamedExpr, cst.CompFor):
+        elif tp is cst.Assign:
+            for target in node.targets:  # type: ignore[attr-defined]
+                spoiled.update(_names_in(target.target, names))
+        elif tp is cst.With:
+            for item in node.items:  # type: ignore[attr-defined]
+                if item.asname is not None:
+                    spoiled.update(_names_in(item.asname.name, names))
+        elif tp in (cst.AugAssign, cst.AnnAssign, cst.Del, cst.For, cst.NamedExpr, cst.CompFor):
             spoiled.update(_names_in(_target_of(node), names))
         elif tp in (cst.Global, cst.Nonlocal):
             spoiled.update(n.name.value for n in node.names)  # type: ignore[attr-defined]
@@ -38,8 +44,6 @@ def read_only_parameters(fn: cst.FunctionDef, resolve: Resolver) -> frozenset[st
 
 
 def _target_of(node: cst.CSTNode) -> Optional[cst.CSTNode]:
-    if type(node) is cst.WithItem:
-        return node.asname.name if node.asname is not None else None
     return getattr(node, "target", None)
 
 

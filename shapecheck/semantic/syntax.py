@@ -84,6 +84,17 @@ def all_params(params: cst.Parameters) -> list[cst.Param]:
     return out
 
 
+def self_attribute_targets(target: cst.CSTNode, self_name: str) -> list[str]:
+    """The ``<self_name>.<attr>`` names a binding target assigns (``self.a, self.b = ...``: both)."""
+    if type(target) is cst.Attribute and type(target.value) is cst.Name and target.value.value == self_name:
+        return [target.attr.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [a for e in target.elements for a in self_attribute_targets(e.value, self_name)]
+    if type(target) is cst.StarredElement:
+        return self_attribute_targets(target.value, self_name)
+    return []
+
+
 def target_names(target: cst.CSTNode) -> list[str]:
     """The plain names a binding target binds (``a, (b, *c)`` -> ``a b c``; attributes bind none)."""
     if type(target) is cst.Name:

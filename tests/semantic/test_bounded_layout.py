@@ -83,3 +83,26 @@ def test_bounded_view_needs_both_ranks_to_fail():
 def test_a_slice_opens_a_gap_outside_the_cut_dim_unless_it_is_outermost():
     assert sliced_perm([1, 0], [1, 0], [1]) == [2, 0]
     assert sliced_perm([0, 1, 3, 2], [0, 1, 3, 2], [0]) == [0, 1, 3, 2]
+
+
+def test_negative_dims_of_unknown_rank_bound_the_trailing_dims_in_an_unknown_order():
+    a, b, c = facts("def f(y, x, z, i, j):\n    reveal(y.transpose(-2, -1))\n"
+                    "    reveal(x.transpose(0, -1))\n    reveal(z.transpose(i, j))\n")
+    assert a.shape == Shape((None, None), rest_at=0)
+    assert (a.layout, a.perm, b.layout, b.perm, c.layout) == (NON_CONTIGUOUS, None, NON_CONTIGUOUS, None,
+                                                              NON_CONTIGUOUS)
+
+
+def test_a_move_after_one_the_linter_cannot_follow_does_not_start_plain():
+    # for a 2-d `k` the two transposes cancel: the view is legal
+    torch = pytest.importorskip("torch")
+    from shapecheck.engine.runner import lint_text
+    from shapecheck.rules.catalog import get_rule
+
+    code = ("def g(k):\n    return k.transpose(-2, -1).transpose(0, 1).view(-1)\n"
+            "def h(k, i, j):\n    return k.transpose(i, j).transpose(0, 1).view(-1)\n")
+    namespace: dict = {}
+    exec(code, namespace)
+    namespace["g"](torch.randn(3, 4))
+    namespace["h"](torch.randn(3, 4), 0, 1)
+    assert lint_text(code, [get_rule("SC101")]) == []

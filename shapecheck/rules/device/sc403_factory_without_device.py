@@ -202,6 +202,9 @@ def _keeps_tensor(ctx, name: str, value: cst.BaseExpression) -> bool:
     return name in names_read(value)
 
 
+#: the exception of a finding about a module that this file never moves
+ON_CPU_ONLY = "the module stays on the CPU"
+
 @register
 class FactoryWithoutDevice(Rule):
     """SC403: a tensor created without `device=` meets an input tensor of unknown device."""
@@ -645,6 +648,7 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
                 f"{what_it_is} of the module, which moves with it: `{what}` raises RuntimeError (Expected all "
                 f"tensors to be on the same device) when the module runs on a GPU; pass "
                 f"`device={short(ctx, root)}.device`",
+                condition=ON_CPU_ONLY,
             )
             return
 
@@ -675,6 +679,7 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
                 f"layer whose parameters move with the module: the call raises RuntimeError (Expected all "
                 f"tensors to be on the same device) when the module runs on a GPU; pass `device=` (the device "
                 f"of the input, or `{layer_name}.weight.device`)",
+                condition=ON_CPU_ONLY,
             )
             return
 

@@ -10,6 +10,20 @@ from shapecheck.rules.layout.view_calls import call_text, clipped_source, view_c
 from shapecheck.shapes import format_shape
 
 
+def _squeezed(ctx, expr: cst.BaseExpression) -> bool:
+    """A ``squeeze`` (method or ``torch.squeeze``) in the chain of calls that computes ``expr``."""
+    while type(expr) is cst.Call:
+        func = expr.func
+        if ctx.qualname(func) == "torch.squeeze":
+            return True
+        if type(func) is not cst.Attribute:
+            return False
+        if func.attr.value == "squeeze":
+            return True
+        expr = func.value
+    return False
+
+
 @register
 class ViewOnNonContiguous(Rule):
     """SC101: `.view()` that must fail because a transpose, permute or slice changed the strides."""
@@ -21,7 +35,8 @@ class ViewOnNonContiguous(Rule):
     doc = """\
 ## What it does
 Flags `.view(...)` on a tensor whose memory layout makes that view impossible: after
-`transpose`, `permute`, `.T`, `.t()`, `.mT`, `expand` or a column slice, through names,
+`transpose`, `permute`, `.T`, `.t()`, `.mT`, `expand`, a column slice or a one-operand
+`torch.einsum` that only reorders dims (`'nchpwq->nhwpqc'`, a permuted view), through names,
 elementwise ops, `.clone()` and dtype casts (which all keep the layout). With known sizes the
 strides are simulated exactly. With sizes the code computed (`b, t, c = x.shape`, `h * w`,
 `C // n_head`, a size passed as a parameter) torch's stride rule runs on the symbols, each taken
@@ -64,6 +79,8 @@ a view is impossible.
 """
     valid = (
         "import torch\nx = torch.arange(6).view(2, 3)\ny = x.T.reshape(6)\n",
+        # a vocoder's (1, 1, T) output: the squeeze says size-1 dims are there (speecht5's HiFi-GAN)
+        "import torch\ndef waveform(h):\n    return torch.tanh(h).squeeze(0).transpose(1, 0).view(-1)\n",
         "import torch\nx = torch.arange(6).view(2, 3)\ny = x.T.contiguous().view(6)\n",
         "import torch\nx = torch.randn(4, 5)\ny = x.view(5, 4).transpose(0, 1)\n",
         "import torch\nx = torch.randn(2, 3, 4)\ny = x.permute(2, 0, 1).reshape(4, -1)\n",
@@ -92,6 +109,10 @@ a view is impossible.
         "import torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
         "        self.rnn = nn.LSTM(8, 16, batch_first=True)\n    def forward(self, x):\n        b, t, f = x.shape\n"
         "        out, (h, c) = self.rnn(x)\n        return out.transpose(0, 1).view(t, -1)\n",
+        "import torch\ndef f(q, k):\n    s = torch.einsum('bhqd,bhkd->bqhk', q, k)\n    b, n, h, m = s.shape\n"
+        "    return s.transpose(1, 2).view(b, h, n * m)\n",
+        "import torch\ndef f(x, p):\n    n, c, h, w = x.shape\n    x = x.reshape(n, c, h // p, p, w // p, p)\n"
+        "    return torch.einsum('nchpwq->nhwpqc', x).reshape(n, -1, p * p * c)\n",
         "import torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
         "        self.emb = nn.Embedding(10, 8)\n        self.gru = nn.GRU(8, 8)\n    def forward(self, tok, h):\n"
         "        e = self.emb(tok).view(1, 1, -1)\n        out, h = self.gru(e, h)\n"
@@ -173,6 +194,13 @@ a view is impossible.
             "        return out.transpose(0, 1).reshape(-1, 32)  # <--\n",
         ),
         Example(
+            "import torch\ndef f(x, p):\n    n, c, h, w = x.shape\n    x = x.reshape(n, c, h // p, p, w // p, p)\n"
+            "    return torch.einsum('nchpwq->nhwpqc', x).view(n, -1, p * p * c)  # <--\n",
+            fixed="import torch\ndef f(x, p):\n    n, c, h, w = x.shape\n"
+            "    x = x.reshape(n, c, h // p, p, w // p, p)\n"
+            "    return torch.einsum('nchpwq->nhwpqc', x).reshape(n, -1, p * p * c)  # <--\n",
+        ),
+        Example(
             "import torch\nx = torch.rand(4, 6)\ny = x[:, :3].view(12)  # <--\n",
             fixed="import torch\nx = torch.rand(4, 6)\ny = x[:, :3].reshape(12)  # <--\n",
         ),
@@ -189,6 +217,8 @@ a view is impossible.
         if possible is not False:
             return
         func = node.func
+        if recv.shape is not None and recv.shape.rank is None and _squeezed(ctx, func.value):
+            return  # `h.squeeze(0).transpose(1, 0)`: the code expects size-1 dims, sizes are not generic
         subject = clipped_source(ctx, func.value)
         why = f"after `{recv.moved_by}`" if recv.moved_by else "in memory"
         detail = ""

@@ -47,6 +47,10 @@ def _plain_append(function: cst.FunctionDef, append: cst.Call) -> bool:
     return False
 
 
+#: statements and expressions that bind their ``target``
+_REBINDINGS = (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.Del, cst.NamedExpr)
+
+
 class _Uses(cst.CSTVisitor):
     """How a function uses the local ``name``: the ``name = []`` statements, and whether anything
     else binds or changes it (another assignment, a loop or ``with`` target, ``del``, a method
@@ -78,26 +82,13 @@ class _Uses(cst.CSTVisitor):
             else:
                 self.other = True
 
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self.other = self.other or self._targets(node.target)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self.other = self.other or self._targets(node.target)
-
-    def visit_For(self, node: cst.For) -> None:
-        self.other = self.other or self._targets(node.target)
-
-    def visit_CompFor(self, node: cst.CompFor) -> None:
-        self.other = self.other or self._targets(node.target)
-
-    def visit_AsName(self, node: cst.AsName) -> None:
-        self.other = self.other or self._targets(node.name)
-
-    def visit_Del(self, node: cst.Del) -> None:
-        self.other = self.other or self._targets(node.target)
-
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self.other = self.other or self._targets(node.target)
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        """Any other binding of the name (``+=``, a loop or ``with`` target, ``del``, walrus)."""
+        if type(node) in _REBINDINGS:
+            self.other = self.other or self._targets(node.target)  # type: ignore[attr-defined]
+        elif type(node) is cst.AsName:
+            self.other = self.other or self._targets(node.name)
+        return super().on_visit(node)
 
     def visit_Global(self, node: cst.Global) -> None:
         self.other = True

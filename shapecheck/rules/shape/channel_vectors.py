@@ -18,7 +18,7 @@ import libcst as cst
 from shapecheck.rules.helpers.calls import dotted_name
 from shapecheck.rules.shape.bound_values import value_before
 from shapecheck.semantic.eval.declared_numbers import rebound_names
-from shapecheck.semantic.syntax import CallArgs, all_params
+from shapecheck.semantic.syntax import CallArgs, all_params, self_attribute_targets
 from shapecheck.semantic.walk import walk
 
 __all__ = ["ChannelVector", "channel_vector"]
@@ -83,10 +83,10 @@ def _all_self_assignments(class_def: cst.ClassDef) -> dict[str, list[tuple[cst.F
             if type(node) is cst.Assign:
                 for t in node.targets:
                     direct = type(t.target) is cst.Attribute
-                    for attr in _attrs(t.target, me):
+                    for attr in self_attribute_targets(t.target, me):
                         found.setdefault(attr, []).append((stmt, node.value if direct else unknown))
             elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
-                for attr in _attrs(node.target, me):
+                for attr in self_attribute_targets(node.target, me):
                     found.setdefault(attr, []).append((stmt, unknown))
             elif type(node) is cst.Call and dotted_name(node.func) in (f"{me}.register_buffer",
                                                                            f"{me}.register_parameter"):
@@ -96,17 +96,6 @@ def _all_self_assignments(class_def: cst.ClassDef) -> dict[str, list[tuple[cst.F
                     value = args.get(1, "tensor") or args.get(1, "param")
                     found.setdefault(name.evaluated_value, []).append((stmt, value if value is not None else unknown))
     return found
-
-
-def _attrs(target: cst.CSTNode, me: str) -> list[str]:
-    """The ``<me>.<attr>`` names a binding target assigns (``self.a, self.b = ...``: both)."""
-    if type(target) is cst.Attribute and type(target.value) is cst.Name and target.value.value == me:
-        return [target.attr.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [a for e in target.elements for a in _attrs(e.value, me)]
-    if type(target) is cst.StarredElement:
-        return _attrs(target.value, me)
-    return []
 
 
 def _only_init_value(class_def: cst.ClassDef, attr: str) -> Optional[tuple[cst.FunctionDef, cst.BaseExpression]]:

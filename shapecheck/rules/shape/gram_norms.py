@@ -86,6 +86,9 @@ def gram_norm(ctx, product_expr: cst.BaseExpression, other: cst.BaseExpression) 
     without keepdim, the left operand of the matrix product ``product_expr``. When the right
     operand reads that same tensor (``x @ x.t()``), only a product of two or more reductions
     counts (``g / n`` there may mean to normalise the columns)."""
+    reductions = [ctx.fact(f).reduction for f in _factors(ctx, other)]
+    if all(r is None for r in reductions):
+        return None  # the common case, decided before the product is looked for
     operands = _product_operands(ctx, product_expr)
     if operands is None:
         return None
@@ -93,13 +96,12 @@ def gram_norm(ctx, product_expr: cst.BaseExpression, other: cst.BaseExpression) 
     left_name = dotted_name(left)
     if left_name is None:
         return None
-    factors = _factors(ctx, other)
-    reductions = [ctx.fact(f).reduction for f in factors]
     same = _mentions(right, left_name)
     if same and sum(r is not None for r in reductions) < 2:
         return None
     left_fact = ctx.fact(left)
     for red in reductions:
-        if red is not None and red.source_name == left_name and red.source is left_fact and len(red.axes) == 1:
+        if red is not None and red.source_name == left_name and red.source is left_fact and len(red.axes) == 1 \
+                and not red.alternatives:
             return GramNorm(left_name, product_expr, red, same)
     return None

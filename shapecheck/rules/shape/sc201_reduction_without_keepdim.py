@@ -14,14 +14,16 @@ from shapecheck.rules.helpers.operators import ARITHMETIC_OPERATORS, COMPARISON_
 from shapecheck.semantic.facts import FLOAT, INT, TENSOR, Reduction
 from shapecheck.rules.shape.gram_norms import gram_norm
 from shapecheck.rules.shape.bound_values import value_before
-from shapecheck.semantic.syntax import is_number
-from shapecheck.semantic.torch_api import BROADCASTING_FUNCTIONS, ELEMENTWISE_BINARY
+from shapecheck.semantic.syntax import int_literal, is_number
+from shapecheck.semantic.torch_api import BROADCASTING_FUNCTIONS, ELEMENTWISE_BINARY, ELEMENTWISE_UNARY
 from shapecheck.shapes import Shape, format_shape
 
 # the joins whose dim argument this rule reads: its choice, not a table of torch
 _CONCAT_FUNCS = {"torch.cat", "torch.concat", "torch.concatenate", "torch.stack"}
 # methods that broadcast their receiver to the shape of another tensor
 _EXPAND_METHODS = {"expand_as", "expand", "broadcast_to"}
+# the reductions whose keepdim result serves as a twin of the source's rank
+_KEEPDIM_TWINS = frozenset({"sum", "mean", "amax", "amin", "std", "var", "norm", "logsumexp", "prod"})
 _AUGMENTED = (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign, cst.DivideAssign, cst.PowerAssign,
               cst.FloorDivideAssign, cst.ModuloAssign)
 # past this many dims the rank is not tried: a negative axis is then never among the leading ones
@@ -60,11 +62,48 @@ def _reduction_pair(ctx, source_expr: cst.BaseExpression, reduced_expr: cst.Base
         return _unnamed_pair(ctx, source_expr, red_fact, red)
     root = _same_shape_root(ctx, source_expr, red.source_name)
     if root is None:
-        return None
+        return _twin_of_parent(ctx, source_expr, red_fact, red)
     src_fact = ctx.fact(root)
     if red.source is not src_fact:
         return None
     return red_fact, src_fact, red
+
+
+def _twin_of_parent(ctx, other: cst.BaseExpression, red_fact, red: Reduction):
+    """The pair for a reduction of a tensor bound just before to an elementwise function of
+    another one (``e = torch.exp(x - m)``, ``m = x.amax(1, keepdim=True)``), combined with a
+    keepdim reduction of that other one, which has its rank (log-sum-exp pooling's
+    ``torch.log(e.mean(1)) + m``)."""
+    if type(red.node) is not cst.Call or type(red.node.func) is not cst.Attribute or red.source_name is None:
+        return None
+    bound = value_before(ctx, red.source_name, red.node)
+    parent = _strip_unary(ctx, bound) if bound is not None else None
+    root = _reduced_root(ctx, parent) if parent is not None else None
+    name = dotted_name(root) if root is not None else None
+    if root is None or name is None:
+        return None
+    twin = _keepdim_twin(ctx, other, name)
+    if twin is None or ctx.fact(twin) is not ctx.fact(root) or ctx.fact(red.node.func.value) is not red.source:
+        return None
+    return red_fact, red.source, red
+
+
+def _strip_unary(ctx, expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``x - m`` for ``torch.exp(x - m)`` or ``(x - m).exp()``: through elementwise functions of
+    one tensor."""
+    for _ in range(8):
+        if type(expr) is not cst.Call:
+            break
+        qual = ctx.qualname(expr.func)
+        if qual is not None and qual.startswith("torch.") and qual.rsplit(".", 1)[-1] in ELEMENTWISE_UNARY \
+                and len(expr.args) == 1 and expr.args[0].keyword is None and not expr.args[0].star:
+            expr = expr.args[0].value
+        elif qual is None and type(expr.func) is cst.Attribute and expr.func.attr.value in ELEMENTWISE_UNARY \
+                and not expr.args:
+            expr = expr.func.value
+        else:
+            break
+    return expr
 
 
 def _unnamed_pair(ctx, source_expr: cst.BaseExpression, red_fact, red: Reduction):
@@ -88,7 +127,7 @@ def _unnamed_pair(ctx, source_expr: cst.BaseExpression, red_fact, red: Reduction
     if root is None or ctx.fact(root) is not ctx.fact(red_root) or ctx.fact(root).kind not in (TENSOR, None):
         return None
     src_fact = ctx.fact(root)
-    return red_fact, src_fact, Reduction(src_fact, name, red.axes, red.node, red.default_of)
+    return red_fact, src_fact, Reduction(src_fact, name, red.axes, red.node, red.default_of, red.alternatives)
 
 
 def _reduced_root(ctx, expr: cst.BaseExpression, depth: int = 0) -> Optional[cst.BaseExpression]:
@@ -113,6 +152,9 @@ def _same_shape_root(ctx, expr: cst.BaseExpression, name: str, depth: int = 0) -
     against it: ``self.g * (x - mean) / x.var(-1)``)."""
     if dotted_name(expr) == name:
         return expr
+    twin = _keepdim_twin(ctx, expr, name)
+    if twin is not None:
+        return twin
     if depth > 8 or type(expr) is not cst.BinaryOperation or type(expr.operator) is cst.MatrixMultiply:
         return None
     for side, other in ((expr.left, expr.right), (expr.right, expr.left)):
@@ -120,6 +162,41 @@ def _same_shape_root(ctx, expr: cst.BaseExpression, name: str, depth: int = 0) -
         if root is not None and (ctx.fact(other).reduction is None or _keeps_shape_of(ctx, other, root, name)):
             return root  # a misaligned reduction there is its own finding
     return None
+
+
+def _keepdim_twin(ctx, expr: cst.BaseExpression, name: str) -> Optional[cst.BaseExpression]:
+    """The tensor called ``name`` (its expression inside the call) when ``expr`` is a reduction
+    of it with ``keepdim=True`` over known axes that keep dim 0 (``x.amax((2, 3), keepdim=True)``,
+    or a name bound to one just before): it has ``name``'s rank, so a reduction of ``name``
+    without keepdim is misaligned against it as against ``name`` itself (CBAM's
+    ``x.mean((2, 3)) + x.amax((2, 3), keepdim=True)``)."""
+    if type(expr) is cst.Name:
+        bound = value_before(ctx, expr.value, expr)
+        if bound is None:
+            return None
+        expr = bound
+    if not _keepdim_reduction_of(ctx, expr, name) or type(expr) is not cst.Call:
+        return None
+    method = type(expr.func) is cst.Attribute and ctx.qualname(expr.func) is None
+    source = expr.func.value if method else expr.args[0].value  # type: ignore[attr-defined]
+    if type(expr.func) is not cst.Attribute or expr.func.attr.value not in _KEEPDIM_TWINS:
+        return None
+    positional = [a.value for a in expr.args if a.keyword is None][0 if method else 1:]
+    dim = next((a.value for a in expr.args if a.keyword is not None and a.keyword.value == "dim"),
+               positional[0] if positional else None)
+    axes = _literal_axes(dim) if dim is not None else None
+    if not axes or 0 in axes:
+        return None
+    return source
+
+
+def _literal_axes(expr: cst.BaseExpression) -> Optional[list[int]]:
+    """The ints of an int literal or a tuple/list of them (``-1``, ``(2, 3)``), else ``None``."""
+    if isinstance(expr, (cst.Tuple, cst.List)):
+        vals = [int_literal(e.value) for e in expr.elements]
+        return [v for v in vals if v is not None] if all(v is not None for v in vals) else None
+    one = int_literal(expr)
+    return [one] if one is not None else None
 
 
 def _keeps_shape_of(ctx, other: cst.BaseExpression, root: cst.BaseExpression, name: str) -> bool:
@@ -164,7 +241,7 @@ def _align_message(src: Shape, out: Shape) -> Optional[str]:
     return ""
 
 
-def _matrix_types_possible(ctx) -> bool:
+def matrix_types_possible(ctx) -> bool:
     """The file may hold ``np.matrix`` or scipy sparse matrices, whose ``sum(1)`` is ``(N, 1)``
     (``a / a.sum(1)`` normalises rows there): it imports scipy or spells ``matrix(``."""
     text = ctx.text
@@ -199,7 +276,11 @@ then broadcast back against the tensor it was computed from. Every spelling coun
   `kthvalue`, `aminmax`, `std_mean`, `var_mean` (through `.values`, `[0]` or unpacking), as
   methods or `torch.*` functions, with the dim positional, keyword (`dim=`, `axis=`), held in a
   variable, or left at a parameter's default (`def f(x, dim=-1)`);
-- the source itself or an op that keeps its shape (`x ** 2`, `x.abs()`, `x.float()`);
+- a dim held in a local or a `self.<attr>` that the code only ever sets from int literals
+  (`dim = (1, 2, 3) if self.channels_last else (2, 3, 4)`, `self.spatial_dim = (1, 2)` in
+  `__init__`): flagged only when every value it may hold is misaligned;
+- the source itself, an op that keeps its shape, or a `keepdim=True` reduction of it that keeps
+  dim 0 (it has the source's rank: `x.mean((2, 3)) + x.amax((2, 3), keepdim=True)`) (`x ** 2`, `x.abs()`, `x.float()`);
 - the reduction kept through numbers: literals, a parameter with a number default (`eps=1e-6`),
   `self.eps` when the class only ever sets it from such numbers, and `clamp`/`sqrt`/`pow`;
 - combined by an operator (`+ - * / ** == < >`), augmented assignment (`x /= ...`), a method
@@ -274,6 +355,21 @@ centered = x - x.mean(dim=1, keepdim=True)
         # the right operand's norms line up with the columns; `x @ x.t() / n` scales the columns
         "def f(a, b):\n    g = a @ b.t()\n    return g / b.norm(dim=1)\n",
         "def f(x):\n    n = x.norm(dim=1)\n    g = x @ x.t()\n    return g / n\n",
+        # keepdim twins; a dim chosen among literals where one choice is the leading dim
+        "def pool(x):\n    return 0.5 * x.mean((2, 3), keepdim=True) + 0.5 * x.amax((2, 3), keepdim=True)\n",
+        "import torch\ndef lse(x):\n    m = x.amax(dim=1, keepdim=True)\n    e = torch.exp(x - m)\n"
+        "    s = e.mean(dim=1, keepdim=True)\n    return torch.log(s) + m\n",
+        "import torch\ndef lse(x, y):\n    m = y.amax(dim=1, keepdim=True)\n    e = torch.exp(x - m)\n"
+        "    s = e.mean(dim=1)\n    return torch.log(s) + m\n",
+        "def f(x):\n    return x.mean(0) + x.amax((0, 1), keepdim=True)\n",
+        "import torch.nn as nn\nclass N(nn.Module):\n    def __init__(self, first):\n        super().__init__()\n"
+        "        self.first = first\n    def forward(self, x):\n        dim = 0 if self.first else 1\n"
+        "        return x - x.mean(dim=dim)\n",
+        "import torch.nn as nn\nclass N(nn.Module):\n    def __init__(self, dim):\n        super().__init__()\n"
+        "        self.dim = dim\n    def forward(self, x):\n        return x - x.mean(dim=self.dim)\n",
+        "import torch.nn as nn\nclass N(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.dims = (1, 2)\n    def forward(self, x):\n"
+        "        return x - x.mean(dim=self.dims, keepdim=True)\n",
     )
     invalid = (
         "import torch\nx = torch.randn(16, 8)\ny = x - x.mean(dim=1)  # <--\n",
@@ -304,6 +400,18 @@ centered = x - x.mean(dim=1, keepdim=True)
         "import torch\ndef cos(x1, x2, eps=1e-8):\n    w12 = torch.mm(x1, x2.t())\n    w1 = torch.norm(x1, 2, 1)\n"
         "    w2 = torch.norm(x2, 2, 1)\n    return w12 / (w1 * w2).clamp(min=eps)  # <--\n",
         "def gram(x):\n    n = x.norm(dim=1)\n    g = x @ x.t()\n    return g / (n * n)  # <--\n",
+        # two reductions of one tensor, one kept as its rank (CBAM's channel attention)
+        "def pool(x):\n    return 0.5 * x.mean((2, 3)) + 0.5 * x.amax((2, 3), keepdim=True)  # <--\n",
+        # log-sum-exp pooling: the mean of `exp(x - m)` against `m`, which has `x`'s rank
+        "import torch\ndef lse(x):\n    m = x.amax(dim=1, keepdim=True)\n    e = torch.exp(x - m)\n"
+        "    s = e.mean(dim=1)\n    return torch.log(s) + m  # <--\n",
+        # dims through a local chosen among literals, or an attribute `__init__` sets from one
+        "import torch.nn as nn\nclass GN(nn.Module):\n    def __init__(self, channels_last=False):\n"
+        "        super().__init__()\n        self.channels_last = channels_last\n    def forward(self, x):\n"
+        "        dim = (1, 2, 3) if self.channels_last else (2, 3, 4)\n        return x - x.mean(dim=dim)  # <--\n",
+        "import torch.nn as nn\nclass N(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.spatial_dim = (1, 2)\n    def forward(self, x):\n"
+        "        return x / x.norm(p=2, dim=self.spatial_dim)  # <--\n",
     )
 
     def _check(self, node, ctx, source_expr, reduced_expr, how: str) -> bool:
@@ -311,18 +419,20 @@ centered = x - x.mean(dim=1, keepdim=True)
         if pair is None:
             return False
         red_fact, src_fact, red = pair
-        if src_fact.kind != TENSOR and _matrix_types_possible(ctx):
+        if src_fact.kind != TENSOR and matrix_types_possible(ctx):
             return False  # `np.matrix` and scipy's sparse matrices keep the reduced axis
         exceptions: list[int] = []
+        choices = red.alternatives or (red.axes,)
         if how != "concat":
-            unless = misaligned_unless(red.axes, src_fact.shape)
-            if unless is None:
-                return False
-            exceptions = unless
+            for choice in choices:  # each value the dim may hold must misalign it
+                unless = misaligned_unless(choice, src_fact.shape)
+                if unless is None:
+                    return False
+                exceptions += [r for r in unless if r not in exceptions]
         subject = short(ctx, source_expr)
         red_text = short(ctx, red.node) if red.node is not None else "the reduction"
-        axes = ", ".join(str(a) for a in red.axes)
-        plural = "axes" if len(red.axes) > 1 else "axis"
+        axes = " or ".join(", ".join(str(a) for a in choice) for choice in choices)
+        plural = "axes" if len(choices) > 1 or len(red.axes) > 1 else "axis"
         dropped = f"it dropped {plural} {axes} (no keepdim=True)"
         if red.default_of is not None:
             dropped = f"with `{red.default_of}` at its default {axes}, {dropped}"

@@ -12,7 +12,9 @@ from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.messages import short
 from shapecheck.rules.helpers.operators import ARITHMETIC_OPERATORS, COMPARISON_OPERATORS
 from shapecheck.rules.shape.channel_vectors import channel_vector
+from shapecheck.rules.shape.index_drops import dropped_index, index_against
 from shapecheck.rules.shape.loss_targets import mismatch as loss_mismatch
+from shapecheck.rules.shape.sc201_reduction_without_keepdim import matrix_types_possible, misaligned_unless
 from shapecheck.semantic.facts import TENSOR
 from shapecheck.semantic.torch_api import BROADCASTING_FUNCTIONS, ELEMENTWISE_BINARY, INPLACE_METHODS
 from shapecheck.shapes import Shape, format_shape
@@ -57,6 +59,15 @@ def grows_the_target(target: Shape, others: Sequence[Shape]) -> Optional[tuple[s
     return f"its size 1 at {dims}", f"{names} {'is' if len(symbols) == 1 else 'are'} 1"
 
 
+def _shape_of(expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """``x`` for ``x.shape`` and ``x.size()``: the tensor an ``expand`` argument takes the shape of."""
+    if type(expr) is cst.Attribute and expr.attr.value == "shape":
+        return expr.value
+    if type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value == "size" and not expr.args:
+        return expr.func.value
+    return None
+
+
 @register
 class BroadcastMismatch(Rule):
     """SC202: elementwise op on tensors whose known shapes cannot broadcast."""
@@ -77,12 +88,21 @@ forgotten `unsqueeze`) is flagged, and the message names the exception ("raises 
 equals `B` or one of them is 1"). Sizes from a config, an attribute, a parameter or another
 tensor, and int sizes against such sizes, may be equal by construction: never flagged.
 
+An integer index over a non-leading dim broadcast back against the tensor it indexed
+(`y / y[:, -1, :]`, or `logits < v[:, -1]` with `v` the values of `torch.topk(logits, k)`,
+which have its rank) drops that dim as a reduction without `keepdim` does: broadcasting lines
+what is left up with the trailing dims. It is flagged by the leading-dims rule of SC201, whatever
+the sizes; `y[:, -1:, :]`, `v[:, [-1]]` and `x[0]` are silent.
+
 Two cases are wrong whatever the sizes, and flagged as such: a module's 1-D parameter or buffer
 sized by the `out_channels` of one of its convolutions, combined with that convolution's output
 (`self.conv(x) + self.bias`: channels are dim 1, broadcasting puts the vector on the last dim;
 use `self.bias.view(1, -1, 1, 1)`), and an elementwise loss (`F.mse_loss`, `nn.L1Loss`,
 `nn.BCEWithLogitsLoss`...) given a `(..., 1)` input and a 1-D target, which broadcast to every
 pair `(N, N)` (torch only warns for MSE/L1).
+
+`y.expand_as(x)` and `y.expand(x.shape)` are checked as `y` broadcast against `x` (squeeze-
+excitation weights `(b, c)` expanded to `(b, c, h, w)` raise unless `c` equals `w`...).
 
 Also flags an in-place op (`a.sub_(b)`, `a += b`, `a *= b`...) whose operands broadcast, but
 to a shape larger than the tensor it writes into: `a` of shape `(1, H, W)` with `b` of shape
@@ -145,6 +165,16 @@ c = a + b[:, None]  # (2, 3) + (2, 1)
         "    return F.mse_loss(fc(x).squeeze(-1), y.view(-1))\n",
         "import torch.nn as nn\nimport torch.nn.functional as F\ndef f(x, y, d):\n    fc = nn.Linear(d, 1)\n"
         "    return F.mse_loss(fc(x), y.view(-1, 1))\n",
+        # an index that keeps the dim (a slice, a list), or one over the leading dim
+        "import torch\ndef pos(mask, eps=1e-6):\n    y = mask.cumsum(1, dtype=torch.float32)\n"
+        "    return y / (y[:, -1:, :] + eps)\n",
+        "import torch\ndef top(logits, k):\n    v, _ = torch.topk(logits, k)\n"
+        "    logits[logits < v[:, [-1]]] = -float('inf')\n    return logits\n",
+        "def f(x):\n    return x - x[0] + x[..., None] - x[:, 0][:, None]\n",
+        "def f(x, y):\n    return x - y[:, 0] + x[:, 0] * x[:, 1]\n",
+        "import torch\ndef f(x):\n    x = torch.randn(8)\n    return x - x[..., 0]\n",
+        "def se(x):\n    b, c, h, w = x.size()\n    y = x.mean((2, 3)).view(b, c, 1, 1)\n"
+        "    return x * y.expand_as(x) + y.expand(x.shape) + x[0].expand(x.size())\n",
     )
     invalid = (
         "import torch\na = torch.zeros(2, 3)\nb = torch.zeros(2)\nc = a + b  # <--\n",
@@ -175,6 +205,15 @@ c = a + b[:, None]  # (2, 3) + (2, 1)
         "    return crit(fc(x), y.view(-1))  # <--\n",
         # a per-channel weight (C,) against (B, C, T) of a parameter whose rank its unpacking gave
         "import torch\ndef scale(x):\n    B, C, T = x.shape\n    w = torch.ones(C)\n    return x * w  # <--\n",
+        # an integer index over a non-leading dim broadcast back: DETR's position encoding, nanoGPT's top-k
+        "import torch\ndef pos(mask, eps=1e-6):\n    y = mask.cumsum(1, dtype=torch.float32)\n"
+        "    return y / (y[:, -1, :] + eps)  # <--\n",
+        "import torch\ndef top(logits, k):\n    v, _ = torch.topk(logits, k)\n"
+        "    logits[logits < v[:, -1]] = -float('inf')  # <--\n    return logits\n",
+        "def f(x):\n    return x - x[:, 0]  # <--\n",
+        # squeeze-excitation weights (b, c) expanded to (b, c, h, w): they line up with (h, w)
+        "def se(x, fc):\n    b, c, h, w = x.size()\n    y = x.mean((2, 3)).view(b, c)\n"
+        "    return x * y.expand_as(x)  # <--\n",
     )
 
     def _check(self, node, ctx, operands: Sequence[cst.BaseExpression], receiver_is_tensor: bool = False) -> bool:
@@ -249,12 +288,38 @@ c = a + b[:, None]  # (2, 3) + (2, 1)
         if isinstance(node.operator, ARITHMETIC_OPERATORS):
             if isinstance(node.operator, _CHANNEL_OPERATORS) and self._channel(node, ctx, node.left, node.right):
                 return
-            self._check(node, ctx, [node.left, node.right])
+            if not self._check(node, ctx, [node.left, node.right]):
+                self._index(node, ctx, node.left, node.right)
 
     def visit_Comparison(self, node: cst.Comparison, ctx) -> None:
         """Comparison operators."""
         if len(node.comparisons) == 1 and isinstance(node.comparisons[0].operator, COMPARISON_OPERATORS):
-            self._check(node, ctx, [node.left, node.comparisons[0].comparator])
+            if not self._check(node, ctx, [node.left, node.comparisons[0].comparator]):
+                self._index(node, ctx, node.left, node.comparisons[0].comparator)
+
+    def _index(self, node, ctx, a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
+        """An integer index over a non-leading dim of a tensor (:mod:`~shapecheck.rules.shape.index_drops`)
+        broadcast back against that tensor; True when it reported."""
+        for src, idx in ((a, b), (b, a)):
+            drop = dropped_index(ctx, idx)
+            if drop is None:
+                continue
+            name = index_against(ctx, src, drop)
+            if name is None or ctx.fact(src).kind != TENSOR and matrix_types_possible(ctx):
+                continue  # `np.matrix` and scipy's sparse matrices keep the indexed dim
+            unless = misaligned_unless([drop.axis], ctx.fact(src).shape)
+            if unless is None:
+                continue
+            condition = f"`{name}` is {' or '.join(f'{r}-D' for r in unless)}" if unless else None
+            message = (f"`{short(ctx, drop.node, 32)}` drops dim {drop.axis} of `{short(ctx, drop.source, 24)}` "
+                       f"(an integer index), and broadcasting lines what is left up with the trailing dims of "
+                       f"`{name}`: torch raises unless the sizes happen to fit, and then the values land on the "
+                       f"wrong axis; keep the dim with a slice (`-1:`) or a list (`[-1]`)")
+            if condition is not None:
+                message += f" (wrong unless {condition})"
+            ctx.report(node, message, condition=condition)
+            return True
+        return False
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         """torch functions and tensor methods that broadcast."""
@@ -276,6 +341,11 @@ c = a + b[:, None]  # (2, 3) + (2, 1)
             recv = ctx.fact(node.func.value)
             if recv.kind == TENSOR or recv.kind is None and node.func.attr.value.startswith("masked_fill"):
                 self._check(node, ctx, [node.func.value, args[0]], receiver_is_tensor=True)
+        if qual is None and type(node.func) is cst.Attribute and len(args) == 1 and not node.args[0].keyword \
+                and node.func.attr.value in ("expand_as", "expand"):
+            target = args[0] if node.func.attr.value == "expand_as" else _shape_of(args[0])
+            if target is not None and not node.args[0].star:
+                self._check(node, ctx, [node.func.value, target])
         if qual is None and type(node.func) is cst.Attribute and node.func.attr.value in _INPLACE_BINARY \
                 and len(args) == 1:
             self._check_inplace(node, ctx, node.func.value, args[0], f".{node.func.attr.value}()")

@@ -23,6 +23,12 @@ _ATTENTION = (
     "        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)\n"
 )
 
+#: a head size kept in a variable, and the attention weights (B, nh, T, T)
+_HEAD_SIZE = (
+    "def f(x, n_head):\n    B, T, C = x.size()\n    hs = C // n_head\n"
+    "    q = x.view(B, T, n_head, hs).transpose(1, 2)\n    att = (q @ q.transpose(-2, -1)).softmax(-1)\n"
+)
+
 
 @register
 class MatmulShapeMismatch(Rule):
@@ -44,8 +50,9 @@ then `flatten`/`view`), as torch computes them. `F.linear(x, weight)` needs `x` 
 
 Sizes the code reads from one tensor (`B, T, C = x.size()`, and views built from them) are
 generic: independent of one another. Inner dims made of different such sizes (`T` against
-`C // self.n_head`) are flagged, and the message names the exception ("raises unless `T`
-equals `C//self.n_head`"); so are the batch dims of `@`/`matmul` when they cannot broadcast. A
+`C // self.n_head`, also kept in a variable: `hs = C // self.n_head`) are flagged, and the
+message names the exception ("raises unless `T` equals `C//self.n_head`"); so are the batch
+dims of `@`/`matmul` when they cannot broadcast. A
 size from a config, an attribute, a parameter or another tensor may equal one read from `x` by
 construction, and an int may be the size the input always has: those are never flagged.
 
@@ -73,6 +80,7 @@ c = a.T @ b          # (1, 3) @ (3, 1)
         "import torch\na = torch.randn(2, 3, 4)\nb = torch.randn(2, 4, 5)\nc = torch.bmm(a, b)\n",
         # generic sizes: the transposed key; sizes from a config, from another tensor, an int
         _ATTENTION + "        return q @ k.transpose(-2, -1)\n",
+        _HEAD_SIZE + "    return att @ q\n",
         "import torch\ndef f(x, d_model, w):\n    b, t, c = x.size()\n    x = x.contiguous()\n"
         "    n, m = w.size()\n    return x @ torch.randn(d_model, 4) + x @ w + x @ torch.randn(3, 4)\n",
         # square: the same size on both sides
@@ -102,6 +110,8 @@ c = a.T @ b          # (1, 3) @ (3, 1)
         "import torch\nimport torch.nn as nn\nfc = nn.Linear(8, 2)\ny = fc(torch.randn(4, 16))  # <--\n",
         # the key not transposed: (B, nh, T, hs) @ (B, nh, T, hs) raises unless T equals hs
         _ATTENTION + "        return q @ k  # <--\n",
+        # the weights and the values swapped: (B, nh, T, hs) @ (B, nh, T, T)
+        _HEAD_SIZE + "    return q @ att  # <--\n",
         "import torch\ndef f(x):\n    b, n, d = x.size()\n    x = x.contiguous()\n    return torch.bmm(x, x)  # <--\n",
         "def f(x):\n    B, T, C = x.size()\n    y = x.contiguous().view(B * T, C)\n    return y @ y  # <--\n",
         # two feature sets joined on the last dim: 64 + 32 features, but the head takes 64

@@ -16,7 +16,9 @@ import libcst as cst
 
 from shapecheck.semantic.eval.registry import Eval
 from shapecheck.semantic.scopes import FUNCTION_SCOPE
-from shapecheck.semantic.syntax import all_params, dotted_name, import_binding, is_number, target_names
+from shapecheck.semantic.syntax import (
+    all_params, dotted_name, import_binding, is_number, self_attribute_targets, target_names,
+)
 from shapecheck.semantic.walk import walk
 
 __all__ = ["declared_number", "rebound_names"]
@@ -57,24 +59,13 @@ def rebound_names(func: cst.FunctionDef) -> frozenset[str]:
     return found
 
 
-def _number_param(func: cst.FunctionDef, name: str) -> bool:
+def number_param(func: cst.FunctionDef, name: str) -> bool:
     """``name`` is a parameter of ``func`` with a number literal default that the body never
     binds again."""
     for p in all_params(func.params):
         if p.name.value == name:
             return p.default is not None and is_number(p.default) and name not in rebound_names(func)
     return False
-
-
-def _self_targets(node: cst.CSTNode, self_name: str) -> list[str]:
-    """The ``self.<attr>`` names a binding target assigns (``self.a, self.b = ...``: both)."""
-    if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == self_name:
-        return [node.attr.value]
-    if isinstance(node, (cst.Tuple, cst.List)):
-        return [a for e in node.elements for a in _self_targets(e.value, self_name)]
-    if type(node) is cst.StarredElement:
-        return _self_targets(node.value, self_name)
-    return []
 
 
 def _method_assignments(func: cst.FunctionDef) -> tuple[dict[str, bool], set[str]]:
@@ -91,21 +82,21 @@ def _method_assignments(func: cst.FunctionDef) -> tuple[dict[str, bool], set[str
         if type(node) is cst.Assign:
             for t in node.targets:
                 if type(t.target) is cst.Attribute:
-                    for attr in _self_targets(t.target, self_name):
+                    for attr in self_attribute_targets(t.target, self_name):
                         value = node.value
                         ok = is_number(value) or (type(value) is cst.Name and func.name.value == "__init__"
-                                                   and _number_param(func, value.value))
+                                                   and number_param(func, value.value))
                         numbers[attr] = numbers.get(attr, True) and ok
                 else:
-                    other.update(_self_targets(t.target, self_name))
+                    other.update(self_attribute_targets(t.target, self_name))
         elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
-            other.update(_self_targets(node.target, self_name))
+            other.update(self_attribute_targets(node.target, self_name))
         elif type(node) is cst.Call and dotted_name(node.func) in ("setattr", "object.__setattr__"):
             other.add("*")
     return numbers, other
 
 
-def _class_numbers(class_def: cst.ClassDef) -> frozenset[str]:
+def class_numbers(class_def: cst.ClassDef) -> frozenset[str]:
     """The attributes of instances of ``class_def`` that only ever hold a number: set in the
     class body or in ``__init__`` from number literals or number-default parameters of
     ``__init__``, and assigned nowhere else in the class."""
@@ -153,12 +144,12 @@ def declared_number(ev: Eval, expr: cst.BaseExpression) -> bool:
     if func is None:
         return False
     if type(expr) is cst.Name:
-        return _number_param(func, expr.value)
+        return number_param(func, expr.value)
     if type(expr) is cst.Attribute and type(expr.value) is cst.Name:
         class_def = ev.model.class_def
         params = all_params(func.params)
         if class_def is None or not params or params[0].name.value != expr.value.value \
                 or func.decorators:
             return False
-        return expr.attr.value in _class_numbers(class_def)
+        return expr.attr.value in class_numbers(class_def)
     return False

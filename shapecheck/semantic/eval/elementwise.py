@@ -11,6 +11,7 @@ from shapecheck.semantic import shape_ops as O
 from shapecheck.semantic.eval.arguments import py_dtype
 from shapecheck.semantic.eval.autograd import grad_of
 from shapecheck.semantic.eval.declared_numbers import declared_number
+from shapecheck.semantic.eval.derived_sizes import derived_size, inner_dims_clash
 from shapecheck.semantic.eval.devices import device_of
 from shapecheck.semantic.eval.layout import elementwise_layout
 from shapecheck.semantic.eval.registry import Eval, expression, method
@@ -72,6 +73,8 @@ def matmul(ev: Eval, a: Fact, b: Fact) -> Fact:
     shape = O.matmul_shape(a.shape, b.shape)
     if shape is None:
         shape = _matmul_rank_bound(a.shape, b.shape)
+    elif inner_dims_clash(a.shape, b.shape):
+        shape = Shape((None,) * len(shape.dims))  # torch raises there: no sizes for what follows
     out = O.plain_tensor(shape)
     return out.with_(
         kind=TENSOR if TENSOR in (a.kind, b.kind) else None,
@@ -103,6 +106,9 @@ def binary_operation(ev: Eval, expr: cst.BinaryOperation) -> Fact:
     if type(op) is cst.MatrixMultiply:
         return matmul(ev, left, right)
     left, right = _declared_numbers(ev, expr.left, left, expr.right, right)
+    derived = derived_size(ev, expr, left, right)
+    if derived is not None:
+        return derived
     if left.kind in (INT, FLOAT) and right.kind in (INT, FLOAT):
         return _fold_numbers(op, left, right)
     if left.kind == SIZE and right.kind == SIZE and type(op) is cst.Add:

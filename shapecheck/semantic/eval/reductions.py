@@ -15,6 +15,7 @@ import libcst as cst
 from shapecheck.semantic import shape_ops as O
 from shapecheck.semantic.eval.autograd import grad_of
 from shapecheck.semantic.eval.declared_numbers import rebound_names
+from shapecheck.semantic.eval.dim_choices import dim_choices
 from shapecheck.semantic.eval.elementwise import elementwise
 from shapecheck.semantic.eval.registry import Eval, method
 from shapecheck.semantic.facts import (
@@ -114,13 +115,28 @@ def reduce_over(ev: Eval, x: Fact, name: str, dim_expr: Optional[cst.BaseExpress
     if dim_expr is not None:
         read = _dim_axes(ev, dim_expr)
         if read is None:
-            return _reduced(ev, x, name, None, None, axes_known=False)
+            return _chosen_axes(ev, x, name, dim_expr, keepdim)
         axes, default_of = read
     elif default_dim is not None:
         axes = [default_dim]
     if keepdim is None:
         return _reduced(ev, x, name, None, None, axes_known=False)
     return _reduced(ev, x, name, axes, keepdim, axes_known=True, default_of=default_of)
+
+
+def _chosen_axes(ev: Eval, x: Fact, name: str, dim_expr: cst.BaseExpression, keepdim: Optional[bool]) -> Fact:
+    """A reduction whose dim is a local or ``self.<attr>`` set only from int literals
+    (:mod:`~shapecheck.semantic.eval.dim_choices`): one value reads as written; several give an
+    unknown shape and a provenance that lists each of them."""
+    choices = dim_choices(ev, dim_expr) if keepdim is not None else None
+    if choices is None:
+        return _reduced(ev, x, name, None, None, axes_known=False)
+    if len(choices) == 1:
+        return _reduced(ev, x, name, list(choices[0]), keepdim, axes_known=True)
+    out = _reduced(ev, x, name, None, None, axes_known=False)
+    if keepdim is False and out.kind != TUPLE:
+        out = out.with_(reduction=Reduction(x, None, choices[0], None, None, tuple(choices)))
+    return out
 
 
 def _reduced(ev: Eval, x: Fact, name: str, axes: Optional[list[int]], keepdim: Optional[bool],
@@ -307,7 +323,7 @@ def name_reduction(out: Fact, recv_expr: Optional[cst.BaseExpression], call: cst
         if r is None:
             return f
         return f.with_(reduction=Reduction(root_fact if root_fact is not None else r.source, name, r.axes, call,
-                                           r.default_of))
+                                           r.default_of, r.alternatives))
 
     if out.kind == TUPLE and out.elems or out.maybe_pair and out.elems:
         return out.with_(elems=tuple(fill(e) for e in out.elems or ()))

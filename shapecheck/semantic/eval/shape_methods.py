@@ -8,7 +8,7 @@ from typing import Optional
 import libcst as cst
 
 from shapecheck.semantic import shape_ops as O
-from shapecheck.semantic.bounded_moves import bounded_transpose, matrix_transpose_bound
+from shapecheck.semantic.bounded_moves import bounded_transpose, matrix_transpose_bound, moved_unknown
 from shapecheck.semantic.eval.arguments import dtype_value, int_list, target_dims
 from shapecheck.semantic.eval.autograd import grad_of
 from shapecheck.semantic.eval.registry import Eval, method
@@ -106,16 +106,16 @@ def transpose(ev: Eval, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
     elif name == "permute":
         vals = int_list(ev, args.pos, args.kw.get("dims"))
         if vals is None:
-            return lost(x)
+            return moved_unknown(x)
         if rank is None:
             rank = len(vals)
         axes = [O.norm_axis(v, rank) for v in vals]
         if None in axes or sorted(axes) != list(range(rank)):  # type: ignore[type-var]
-            return lost(x)
+            return moved_unknown(x)
         if x.shape is None or x.shape.rank is None:
             x = x.with_(shape=O.rank_only(x.shape, rank))  # permute takes every dim: the rank is known
             if x.shape is None:
-                return lost(x)
+                return moved_unknown(x)
         order = axes  # type: ignore[assignment]
         text = ".permute(" + ", ".join(str(v) for v in vals) + ")"
     elif name in ("movedim", "moveaxis"):
@@ -123,10 +123,10 @@ def transpose(ev: Eval, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
         av = ev.fact(a).value if a is not None else None
         bv = ev.fact(b).value if b is not None else None
         if rank is None or not isinstance(av, int) or not isinstance(bv, int):
-            return lost(x)
+            return moved_unknown(x)
         s, d = O.norm_axis(av, rank), O.norm_axis(bv, rank)
         if s is None or d is None:
-            return lost(x)
+            return moved_unknown(x)
         order = [i for i in range(rank) if i != s]
         order.insert(d, s)
         text = f".{name}({av}, {bv})"
@@ -135,13 +135,13 @@ def transpose(ev: Eval, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
         av = ev.fact(a).value if a is not None else None
         bv = ev.fact(b).value if b is not None else None
         if not isinstance(av, int) or not isinstance(bv, int):
-            return lost(x)
+            return moved_unknown(x)
         order = O.transpose_order(rank, av, bv)
         text = f".{name}({av}, {bv})"
         if rank is None and (bounded := bounded_transpose(x, av, bv, text)) is not None:
             return bounded.with_(grad=grad_of(ev, [x], True) if x.kind == TENSOR else None)
     if order is None:
-        return lost(x)
+        return moved_unknown(x)
     out = O.moved(x, O.permute_shape(x.shape, order), order, text)
     return out.with_(grad=grad_of(ev, [x], True) if x.kind == TENSOR else None)
 

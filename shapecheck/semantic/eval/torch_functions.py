@@ -12,6 +12,7 @@ from shapecheck.semantic.eval.arguments import py_dtype
 from shapecheck.semantic.eval.autograd import grad_of
 from shapecheck.semantic.eval.conv_sizes import function_output as pool_output
 from shapecheck.semantic.eval.devices import current_accelerator, device_of, torch_device
+from shapecheck.semantic.eval.einsum_layout import einsum_layout, unknown_order
 from shapecheck.semantic.eval.elementwise import elementwise, matmul
 from shapecheck.semantic.eval.factories import factory
 from shapecheck.semantic.eval.layer_ranks import kept_shape
@@ -92,8 +93,10 @@ def qualified_call(ev: Eval, qual: str, expr: cst.Call) -> Optional[Fact]:
         args = CallArgs(expr)
         x = ev.fact(args.pos[0]) if args.pos else UNKNOWN
         if x.kind == TENSOR:
-            return Fact(kind=TENSOR, device=x.device, grad=grad_of(ev, [x], True), dtype_kind=x.dtype_kind)
-        return None
+            # a pure reordering is a permuted view of x: the result's order is unknown, never plain
+            return unknown_order(Fact(kind=TENSOR, device=x.device, grad=grad_of(ev, [x], True),
+                                      dtype_kind=x.dtype_kind))
+        return unknown_order(Fact())
     return None
 
 
@@ -287,7 +290,7 @@ def einsum_call(ev: Eval, expr: cst.Call, form: str, spec_last: bool) -> Fact:
 
     args = CallArgs(expr)
     if args.starred or not args.pos:
-        return Fact(kind=TENSOR)
+        return unknown_order(Fact(kind=TENSOR))
     spec_node = args.pos[-1] if spec_last else args.pos[0]
     operands = args.pos[:-1] if spec_last else args.pos[1:]
     if len(operands) == 1:
@@ -300,11 +303,13 @@ def einsum_call(ev: Eval, expr: cst.Call, form: str, spec_last: bool) -> Fact:
         "grad": grad_of(ev, facts, True), "dtype_kind": O.promote([f.dtype_kind for f in facts])}
     spec = ev.fact(spec_node).value
     if not isinstance(spec, str):
-        return Fact(**fields)
+        return unknown_order(Fact(**fields))
     try:
         parsed = parse(spec, form)
         shapes = [f.shape if f.shape is not None else Shape.unknown() for f in facts]
         shape = parsed.output_shape(*shapes)
     except (ShapeCheckError, ValueError, RuntimeError):
-        return Fact(**fields)
-    return Fact(shape=shape if shape.rank is not None else None, **fields)
+        return unknown_order(Fact(**fields))
+    out = Fact(shape=shape if shape.rank is not None else None, **fields)
+    # shapecheck.einsum ("auto") lays its result out its own way: its order stays unknown
+    return einsum_layout(parsed, facts, out) if form != "auto" else unknown_order(out)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from functools import partial
 
 import pytest
-from rule_harness import family_rules, finding_lines, findings
+from rule_harness import family_rules, finding_lines, findings, lint_text
 
 DEVICE_RULES = family_rules("SC4")
 codes = partial(finding_lines, rules=DEVICE_RULES)
@@ -150,6 +150,7 @@ def test_library_factory_meets_the_module_weights(body, line):
     found = flagged(LIBRARY + body)
     assert [(c, ln) for c, ln, _ in found] == [("SC403", line)]
     assert "when the module runs on a GPU" in found[0][2]
+    assert [d.condition for d in lint_text(LIBRARY + body, DEVICE_RULES)] == ["the module stays on the CPU"]
 
 
 @pytest.mark.parametrize("body", [
