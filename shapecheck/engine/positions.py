@@ -79,16 +79,24 @@ def _offset_state_class():
 
 
 _STATE = None
+#: the module whose spans were computed last, its spans and line starts: the engine asks twice
+#: for one file (the findings of call-site contexts, then every finding)
+_LAST: Optional[tuple[cst.Module, dict, list[int]]] = None
 
 
 def _fast(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[cst.CSTNode, Span]:
-    global _STATE
-    if _STATE is None:
-        _STATE = _offset_state_class()
-    state = _STATE(module)
-    module._codegen(state)
-    code = "".join(state.tokens)
-    line_starts = [0] + [m.end() for m in _NEWLINE.finditer(code)]
+    global _STATE, _LAST
+    if _LAST is not None and _LAST[0] is module:
+        spans, line_starts = _LAST[1], _LAST[2]
+    else:
+        if _STATE is None:
+            _STATE = _offset_state_class()
+        state = _STATE(module)
+        module._codegen(state)
+        code = "".join(state.tokens)
+        line_starts = [0] + [m.end() for m in _NEWLINE.finditer(code)]
+        spans = state.spans
+        _LAST = (module, spans, line_starts)
 
     def line_col(offset: int) -> tuple[int, int]:
         index = bisect.bisect_right(line_starts, offset) - 1
@@ -96,7 +104,7 @@ def _fast(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[cst.CSTNode,
 
     found: dict[cst.CSTNode, Span] = {}
     for node in nodes:
-        span = state.spans.get(node)
+        span = spans.get(node)
         if span is not None:
             found[node] = (*line_col(span[0]), *line_col(span[1]))
     return found
