@@ -13,7 +13,7 @@ from typing import Optional
 
 import libcst as cst
 
-from shapecheck.rules.helpers.messages import short
+from shapecheck.rules.helpers.messages import short, with_exception
 from shapecheck.semantic.facts import MODULE, TENSOR, Fact
 from shapecheck.semantic.syntax import CallArgs
 from shapecheck.shapes import Shape, format_shape
@@ -85,6 +85,4 @@ def mismatch(node: cst.Call, ctx) -> Optional[tuple[str, Optional[str]]]:
                f"tensor broadcasts to every pair of them ((N, 1) with (N,) gives (N, N)), so the loss compares "
                f"each value with every other (torch only warns for MSE/L1 losses, BCE raises); "
                f"squeeze the last dim (`{c}.squeeze(-1)`) or view the other as (-1, 1)")
-    if condition is not None:
-        message += f" (wrong unless {condition})"
-    return message, condition
+    return with_exception(message, condition), condition

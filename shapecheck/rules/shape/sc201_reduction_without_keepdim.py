@@ -9,12 +9,12 @@ import libcst as cst
 
 from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.calls import dotted_name
-from shapecheck.rules.helpers.messages import short
+from shapecheck.rules.helpers.messages import report_unless, short
 from shapecheck.rules.helpers.operators import ARITHMETIC_OPERATORS, COMPARISON_OPERATORS
 from shapecheck.semantic.facts import FLOAT, INT, TENSOR, Reduction
 from shapecheck.rules.shape.gram_norms import gram_norm
 from shapecheck.rules.shape.bound_values import value_before
-from shapecheck.semantic.syntax import int_literal, is_number
+from shapecheck.semantic.syntax import int_literal, is_number, sizes_of
 from shapecheck.semantic.torch_api import BROADCASTING_FUNCTIONS, ELEMENTWISE_BINARY, ELEMENTWISE_UNARY
 from shapecheck.shapes import Shape, format_shape
 
@@ -250,16 +250,6 @@ def matrix_types_possible(ctx) -> bool:
     return any(q == "scipy" or q.startswith("scipy.") for q in ctx.imports.aliases.values())
 
 
-def _shape_source(expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
-    """``x`` for ``x.shape``, ``x.size()``, ``*x.shape``: the tensor whose shape ``expr`` is."""
-    if type(expr) is cst.Attribute and expr.attr.value == "shape":
-        return expr.value
-    if type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value == "size" \
-            and not expr.args:
-        return expr.func.value
-    return None
-
-
 @register
 class ReductionWithoutKeepdim(Rule):
     """SC201: a reduction over a non-leading dim, without `keepdim=True`, combined with its source."""
@@ -459,9 +449,7 @@ centered = x - x.mean(dim=1, keepdim=True)
         if red.default_of is not None:
             conditions.append(f"a caller passes `{red.default_of}`")
         condition = " or ".join(conditions) if conditions else None
-        if condition is not None:
-            message += f" (wrong unless {condition})"
-        ctx.report(node, message, condition=condition)
+        report_unless(ctx, node, message, condition)
         return True
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
@@ -503,9 +491,7 @@ centered = x - x.mean(dim=1, keepdim=True)
                    f"reduction up with the last dim (the columns), so {outcome} each column is scaled by the wrong "
                    f"row's value; pass keepdim=True "
                    f"(or index it `[:, None]`)")
-        if condition is not None:
-            message += f" (wrong unless {condition})"
-        ctx.report(node, message, condition=condition)
+        report_unless(ctx, node, message, condition)
         return True
 
     def visit_Comparison(self, node: cst.Comparison, ctx) -> None:
@@ -527,7 +513,7 @@ centered = x - x.mean(dim=1, keepdim=True)
                 return
             attr = func.attr.value
             if attr in _EXPAND_METHODS and len(node.args) == 1:
-                source = node.args[0].value if attr == "expand_as" else _shape_source(node.args[0].value)
+                source = node.args[0].value if attr == "expand_as" else sizes_of(node.args[0].value)
                 if source is not None:
                     self._check(node, ctx, source, func.value, "expand")
                 return
@@ -540,7 +526,7 @@ centered = x - x.mean(dim=1, keepdim=True)
             elems = [e.value for e in node.args[0].value.elements if type(e) is not cst.StarredElement]
             self._pairs(node, ctx, elems, "concat")
         elif qual == "torch.broadcast_to" and len(args) == 2:
-            source = _shape_source(args[1])
+            source = sizes_of(args[1])
             if source is not None:
                 self._check(node, ctx, source, args[0], "expand")
         elif qual.startswith("torch.") and qual[6:] in BROADCASTING_FUNCTIONS:

@@ -9,7 +9,7 @@ import libcst as cst
 from shapecheck.broadcast import InvalidShapeError, broadcast_shapes, generic_mismatch
 from shapecheck.errors import BroadcastError
 from shapecheck.rules.base import Rule, register
-from shapecheck.rules.helpers.messages import short
+from shapecheck.rules.helpers.messages import report_unless, short
 from shapecheck.rules.helpers.operators import ARITHMETIC_OPERATORS, COMPARISON_OPERATORS
 from shapecheck.rules.shape.channel_vectors import channel_vector
 from shapecheck.rules.shape.index_drops import dropped_index, index_against
@@ -277,9 +277,7 @@ c = a + b[:, None]  # (2, 3) + (2, 1)
                        f"broadcasting lines the vector up with the last (spatial) dim, so torch raises unless "
                        f"that size equals {found.size}, and when it does the values land on the wrong axis; "
                        f"use `{found.fix()}`")
-            if condition is not None:
-                message += f" (wrong unless {condition})"
-            ctx.report(node, message, condition=condition)
+            report_unless(ctx, node, message, condition)
             return True
         return False
 
@@ -315,9 +313,7 @@ c = a + b[:, None]  # (2, 3) + (2, 1)
                        f"(an integer index), and broadcasting lines what is left up with the trailing dims of "
                        f"`{name}`: torch raises unless the sizes happen to fit, and then the values land on the "
                        f"wrong axis; keep the dim with a slice (`-1:`) or a list (`[-1]`)")
-            if condition is not None:
-                message += f" (wrong unless {condition})"
-            ctx.report(node, message, condition=condition)
+            report_unless(ctx, node, message, condition)
             return True
         return False
 
