@@ -59,6 +59,14 @@ def test_rebound_default_is_not_a_number():
     """) == [False]
 
 
+def test_default_rebound_by_a_with_is_not_a_number():
+    assert _reduced("""
+        def f(x, ctx, eps=1e-6):
+            with ctx as eps:
+                reveal(x.sum(1) + eps)
+    """) == [False]
+
+
 def test_attribute_set_from_a_number_default_in_init():
     assert _reduced("""
         class N(nn.Module):

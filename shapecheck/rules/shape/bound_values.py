@@ -27,7 +27,8 @@ def _binds(stmt: cst.CSTNode, name: str) -> bool:
         if isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr)) \
                 and name in target_names(node.target):
             return True
-        if type(node) is cst.WithItem and node.asname is not None and name in target_names(node.asname.name):
+        if type(node) is cst.With and any(  # the walk gives a `with`'s items as their expressions only
+                i.asname is not None and name in target_names(i.asname.name) for i in node.items):
             return True
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node.name.value == name:
             return True

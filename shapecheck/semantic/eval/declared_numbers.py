@@ -42,8 +42,10 @@ def rebound_names(func: cst.FunctionDef) -> frozenset[str]:
             names.update(target_names(node.target))
         elif type(node) is cst.NamedExpr:
             names.update(target_names(node.target))
-        elif type(node) is cst.WithItem and node.asname is not None:
-            names.update(target_names(node.asname.name))
+        elif type(node) is cst.With:  # the walk gives a `with`'s items as their expressions only
+            for item in node.items:
+                if item.asname is not None:
+                    names.update(target_names(item.asname.name))
         elif isinstance(node, (cst.Global, cst.Nonlocal)):
             names.update(n.name.value for n in node.names)
         elif type(node) is cst.Del:

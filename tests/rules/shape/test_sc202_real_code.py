@@ -63,6 +63,9 @@ VALID = [
                 "        return out + self.bias\n"),
     conv_module("", "        out = self.conv(x)\n        for _ in range(2):\n            out = out + self.bias\n"
                 "            out = out.mean(-1)\n        return out\n"),
+    # the output rebound by a `with` around the use: not known
+    conv_module("", "        out = self.conv(x)\n        with torch.no_grad() as out:\n"
+                "            return out + self.bias\n"),
     # a Linear's output has its features last
     conv_module("", "        return self.conv(x) + self.bias\n", conv="nn.Linear(cin, cout)"),
     conv_module("", "        return self.conv(x).permute(0, 2, 3, 1) + self.bias\n"),
