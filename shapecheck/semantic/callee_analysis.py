@@ -40,7 +40,7 @@ from shapecheck.semantic.summaries import (
     MAX_DEPTH, STATEMENT_BUDGET, Callee, Definitions, forward_of, register_call_noter, register_reanalysis,
     resolve_call,
 )
-from shapecheck.semantic.syntax import CallArgs, all_params, dotted_name, target_names
+from shapecheck.semantic.syntax import CallArgs, all_params, dotted_name, target_names, with_targets
 from shapecheck.semantic.walk import walk
 from shapecheck.shapes import Shape
 
@@ -193,7 +193,7 @@ def _never_rebound(fn: cst.FunctionDef) -> frozenset[str]:
         elif isinstance(node, (cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr)):
             targets = [node.target]
         elif type(node) is cst.With:
-            targets = [i.asname.name for i in node.items if i.asname is not None]
+            targets.extend(with_targets(node))
         elif type(node) is cst.Del:
             targets = [node.target]
         elif isinstance(node, (cst.Global, cst.Nonlocal)):

@@ -14,7 +14,7 @@ from typing import Callable, Optional
 
 import libcst as cst
 
-from shapecheck.semantic.syntax import all_params
+from shapecheck.semantic.syntax import all_params, with_targets
 from shapecheck.semantic.walk import walk
 
 Resolver = Callable[[cst.BaseExpression], Optional[str]]
@@ -33,9 +33,8 @@ def read_only_parameters(fn: cst.FunctionDef, resolve: Resolver) -> frozenset[st
             for target in node.targets:  # type: ignore[attr-defined]
                 spoiled.update(_names_in(target.target, names))
         elif tp is cst.With:
-            for item in node.items:  # type: ignore[attr-defined]
-                if item.asname is not None:
-                    spoiled.update(_names_in(item.asname.name, names))
+            for t in with_targets(node):
+                spoiled.update(_names_in(t, names))
         elif tp in (cst.AugAssign, cst.AnnAssign, cst.Del, cst.For, cst.NamedExpr, cst.CompFor):
             spoiled.update(_names_in(_target_of(node), names))
         elif tp in (cst.Global, cst.Nonlocal):

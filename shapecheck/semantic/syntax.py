@@ -95,6 +95,15 @@ def self_attribute_targets(target: cst.CSTNode, self_name: str) -> list[str]:
     return []
 
 
+def with_targets(stmt: cst.CSTNode) -> list[cst.BaseExpression]:
+    """The ``as`` targets of a ``with`` statement (none for any other node). The fast walk
+    (:func:`~shapecheck.semantic.walk.walk`) yields a ``with``'s item expressions, never its
+    ``WithItem`` nodes: binding checks ask the ``With`` itself."""
+    if type(stmt) is not cst.With:
+        return []
+    return [i.asname.name for i in stmt.items if i.asname is not None]
+
+
 def target_names(target: cst.CSTNode) -> list[str]:
     """The plain names a binding target binds (``a, (b, *c)`` -> ``a b c``; attributes bind none)."""
     if type(target) is cst.Name:

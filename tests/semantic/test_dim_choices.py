@@ -38,6 +38,8 @@ def test_several_values_are_each_listed(line):
     "reveal(x.mean(dim=self.d))",
     "dim = self.d if self.cl else 1\n        reveal(x.mean(dim=dim))",
     "dim = (1, 2) if self.cl else (2, 3)\n        reveal(x.mean(dim=dim, keepdim=True))",
+    # bound again by a `with`
+    "dim = (1, 2) if self.cl else (2, 3)\n        with self.cl as dim:\n            reveal(x.mean(dim=dim))",
 ])
 def test_anything_else_gives_no_provenance(line):
     assert _reveal(line).reduction is None

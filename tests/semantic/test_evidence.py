@@ -139,6 +139,8 @@ def test_backward_is_evidence_that_a_value_requires_grad():
     assert lint(code, "SC309") == []
     code = "def f(out, g):\n    print(out.numpy())\n    out.backward(g)\n"  # maybe a wrapper's backward
     assert lint(code, "SC309") == []
+    code = "def f(out, ctx):\n    with ctx as out:\n        print(out.numpy())\n    out.backward()\n"  # bound twice
+    assert lint(code, "SC309") == []
 
 
 def test_item_on_the_prediction_is_sc602_with_its_condition():

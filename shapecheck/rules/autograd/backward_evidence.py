@@ -16,6 +16,7 @@ import libcst as cst
 from shapecheck.rules.autograd.backward_calls import backward_root
 from shapecheck.rules.helpers.calls import dotted_name
 from shapecheck.semantic.saved_tensors import names_read
+from shapecheck.semantic.syntax import with_targets
 from shapecheck.semantic.walk import walk
 
 
@@ -29,7 +30,7 @@ def _bindings(function: cst.FunctionDef, name: str) -> Optional[int]:
             count += sum(name in names_read(t.target) for t in node.targets)
         elif isinstance(node, (cst.AnnAssign, cst.For)) and name in names_read(node.target):
             count += 1
-        elif type(node) is cst.WithItem and node.asname is not None and name in names_read(node.asname.name):
+        elif any(name in names_read(t) for t in with_targets(node)):
             count += 1
         elif isinstance(node, (cst.AugAssign, cst.Del)) and name in names_read(node.target):
             return None

@@ -12,7 +12,7 @@ from typing import Optional, Sequence
 
 import libcst as cst
 
-from shapecheck.semantic.syntax import sub_blocks, target_names
+from shapecheck.semantic.syntax import sub_blocks, target_names, with_targets
 from shapecheck.semantic.walk import walk
 
 __all__ = ["value_before"]
@@ -27,8 +27,7 @@ def _binds(stmt: cst.CSTNode, name: str) -> bool:
         if isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr)) \
                 and name in target_names(node.target):
             return True
-        if type(node) is cst.With and any(  # the walk gives a `with`'s items as their expressions only
-                i.asname is not None and name in target_names(i.asname.name) for i in node.items):
+        if any(name in target_names(t) for t in with_targets(node)):
             return True
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node.name.value == name:
             return True

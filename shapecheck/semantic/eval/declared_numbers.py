@@ -17,7 +17,7 @@ import libcst as cst
 from shapecheck.semantic.eval.registry import Eval
 from shapecheck.semantic.scopes import FUNCTION_SCOPE
 from shapecheck.semantic.syntax import (
-    all_params, dotted_name, import_binding, is_number, self_attribute_targets, target_names,
+    all_params, dotted_name, import_binding, is_number, self_attribute_targets, target_names, with_targets,
 )
 from shapecheck.semantic.walk import walk
 
@@ -42,10 +42,9 @@ def rebound_names(func: cst.FunctionDef) -> frozenset[str]:
             names.update(target_names(node.target))
         elif type(node) is cst.NamedExpr:
             names.update(target_names(node.target))
-        elif type(node) is cst.With:  # the walk gives a `with`'s items as their expressions only
-            for item in node.items:
-                if item.asname is not None:
-                    names.update(target_names(item.asname.name))
+        elif type(node) is cst.With:
+            for bound in with_targets(node):
+                names.update(target_names(bound))
         elif isinstance(node, (cst.Global, cst.Nonlocal)):
             names.update(n.name.value for n in node.names)
         elif type(node) is cst.Del:

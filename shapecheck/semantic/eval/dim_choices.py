@@ -17,7 +17,7 @@ import libcst as cst
 
 from shapecheck.semantic.eval.registry import Eval
 from shapecheck.semantic.scopes import FUNCTION_SCOPE
-from shapecheck.semantic.syntax import all_params, int_literal, self_attribute_targets, target_names
+from shapecheck.semantic.syntax import all_params, int_literal, self_attribute_targets, target_names, with_targets
 from shapecheck.semantic.walk import walk
 
 __all__ = ["dim_choices"]
@@ -69,7 +69,7 @@ def _local_choices(func: cst.FunctionDef, name: str) -> Optional[list[Choice]]:
         elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr)) \
                 and name in target_names(node.target):
             return None
-        elif type(node) is cst.WithItem and node.asname is not None and name in target_names(node.asname.name):
+        elif any(name in target_names(t) for t in with_targets(node)):
             return None
         elif isinstance(node, (cst.Global, cst.Nonlocal)) and any(n.name.value == name for n in node.names):
             return None
