@@ -1,18 +1,21 @@
-"""SC303 data-attribute: `.data` changes a parameter behind autograd's back.
+"""SC303 data-attribute: weights clipped through `.data` between the forward pass and `backward()`.
 
-Run it: `python examples/sc303_data_attribute_bad.py` runs, but autograd never sees the
-change: nothing warns you when a gradient needed the old values.
+Run it: `python examples/sc303_data_attribute_bad.py` runs with no error, but the gradient of
+the weight is computed from the clipped values, not from those the forward pass used: it prints
+the wrong gradient next to the right one.
 """
 
 import torch
-import torch.nn as nn
 
 
-def shrink(layer: nn.Linear, factor: float = 0.5) -> None:
-    layer.weight.data.mul_(factor)
+def grad_of_step(w: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    loss = (x * w * w).sum()
+    w.data.clamp_(-0.1, 0.1)
+    loss.backward()
+    return w.grad
 
 
 if __name__ == "__main__":
-    layer = nn.Linear(3, 2)
-    shrink(layer)
-    print(layer.weight)
+    x = torch.ones(3)
+    w = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    print("got", grad_of_step(w, x).tolist(), "expected", (2 * x * torch.tensor([1.0, 2.0, 3.0])).tolist())

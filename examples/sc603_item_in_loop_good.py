@@ -8,13 +8,18 @@ import torch
 device = "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def total_loss(steps: int = 10) -> float:
+def train(steps: int = 10) -> float:
+    model = torch.nn.Linear(4, 1).to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     total = torch.zeros((), device=device)
     for _ in range(steps):
-        loss = torch.randn(32, device=device).pow(2).mean()
+        loss = model(torch.randn(32, 4, device=device)).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
         total += loss.detach()
     return total.item()
 
 
 if __name__ == "__main__":
-    print(total_loss())
+    print(train())

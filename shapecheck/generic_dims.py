@@ -15,17 +15,25 @@ is safe:
 Never when a dim is an int literal, an annotation's name, a config value, an attribute, a
 parameter or a call result alone, or when the sizes come from two reads: their relation is
 unknown (``C`` against ``d_model``; ``T`` against ``S`` of another tensor).
+
+One exception, where the code itself says what a config value is: a view that keeps the leading
+sizes of one read and splits the last dim into parts (``k.view(B, T, self.n_head, C //
+self.n_head)``, ``qkv.reshape(B, N, 3, self.num_heads, self.head_dim)``) makes each config value
+among the parts a :class:`Part` of that read: a piece of the features, independent of the sizes
+the view kept (``self.n_head`` against ``T``). Two parts stay unrelated (``num_heads`` and
+``head_dim`` are equal in small configs), and so do a part and a size of the read the view did
+not keep (a config may count the tokens a layer mixes).
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Optional
+from typing import Optional, Sequence
 
-from shapecheck.shapes import Dim, Measured, monomial
+from shapecheck.shapes import Dim, Generic, Measured, Shape, monomial
 
-__all__ = ["independent", "equal_condition", "broadcast_condition"]
+__all__ = ["independent", "equal_condition", "broadcast_condition", "Part", "split_parts", "part_of"]
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*'*")
 
@@ -42,6 +50,55 @@ def _plain_product(d: Measured) -> Optional[int]:
         return None
     m = monomial(d)
     return m[0] if m is not None else None
+
+
+class Part(Generic):
+    """A config value that a view made a part of the last dim of one read (see the module
+    docstring): ``origin`` is that read, ``kept`` the sizes of it the view kept."""
+
+    origin: object
+    kept: frozenset[str]
+
+
+def _part(text: str, origin: object, kept: frozenset[str]) -> Part:
+    out = Part(text)
+    out.origin, out.kept = origin, kept
+    return out
+
+
+def split_parts(source: Optional[Shape], target: list[Dim]) -> list[Dim]:
+    """The sizes of a view of a tensor of shape ``source``, each config value among the parts
+    a :class:`Part` when the view keeps the leading sizes of one read and splits the last dim
+    (``(B, T, ?)`` viewed as ``(B, T, self.n_head, C // self.n_head)``); else ``target``."""
+    if source is None or source.rank is None or source.rank < 2 or len(target) <= source.rank:
+        return target
+    kept = source.dims[:-1]
+    if tuple(target[:len(kept)]) != kept:
+        return target
+    return list(kept) + [part_of(d, kept) for d in target[len(kept):]]
+
+
+def part_of(d: Dim, kept: Sequence[Dim]) -> Dim:
+    """``d`` as a :class:`Part` of the read whose sizes ``kept`` are, when ``d`` is a config
+    value and ``kept`` sizes of one read alone; else ``d``."""
+    if not isinstance(d, str) or not _config(d) or not kept:
+        return d
+    first = kept[0]
+    if not isinstance(first, Measured) or not all(isinstance(k, Measured) and k.pure and k.origin is first.origin
+                                                  for k in kept):
+        return d
+    return _part(d, first.origin, frozenset(str(k) for k in kept))
+
+
+def _config(d: Dim) -> bool:
+    """A size the code passed by name (``self.n_head``, ``head_dim``): a generic symbol that is
+    not a measured size, a product or a quotient."""
+    return isinstance(d, Generic) and not isinstance(d, (Measured, Part)) and _NAME.fullmatch(d) is not None
+
+
+def _part_of(a: Dim, b: Dim) -> bool:
+    """True when ``a`` is a :class:`Part` of a read and ``b`` a size of that read its view kept."""
+    return isinstance(a, Part) and isinstance(b, Measured) and b.origin is a.origin and str(b) in a.kept
 
 
 def _split(a: Dim, b: Dim) -> Optional[tuple[Counter[str], Counter[str]]]:
@@ -72,6 +129,8 @@ def _extra(a: Dim, b: Dim) -> Optional[tuple[Counter[str], Measured]]:
 def independent(a: Dim, b: Dim) -> bool:
     """True when ``a`` and ``b`` differ for generic sizes and the linter may say so (see the
     module docstring): their equality is an exception the message names."""
+    if _part_of(a, b) or _part_of(b, a):
+        return True
     split = _split(a, b)
     if split is None:
         return False

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shapecheck.broadcast import broadcast_shapes, generic_mismatch
-from shapecheck.generic_dims import broadcast_condition, equal_condition, independent
+from shapecheck.generic_dims import Part, broadcast_condition, equal_condition, independent, split_parts
 from shapecheck.shapes import Generic, Measured, Shape, dim_floordiv, dim_mul, measured
 
 READ = object()
@@ -61,6 +61,36 @@ def test_measured_sizes_survive_views_and_pickling():
     back = pickle.loads(pickle.dumps(Shape((bt, C))))
     assert independent(back.dims[0], back.dims[1])
     assert dim_floordiv(bt, T) == "B" and isinstance(dim_floordiv(bt, T), Measured)
+
+
+def test_a_view_that_splits_the_last_dim_makes_its_config_values_parts():
+    # k.view(B, T, self.n_head, C // self.n_head) of a (B, T, ?) tensor
+    quotient = dim_floordiv(C, CONFIG)
+    dims = split_parts(Shape((B, T, None)), [B, T, CONFIG, quotient, -1])
+    assert dims == [B, T, CONFIG, quotient, -1] and isinstance(dims[2], Part) and dims[3] is quotient
+    head = dims[2]
+    assert independent(head, T) and independent(B, head)
+    assert equal_condition(head, T) == "`self.n_head` equals `T`"
+    assert broadcast_condition(T, head) == "`T` equals `self.n_head` or one of them is 1"
+    # not against a size the view did not keep, another part, another read, itself or an int
+    assert not independent(head, C) and not independent(head, quotient) and not independent(head, OTHER)
+    assert not independent(head, head) and not independent(head, 4)
+    parts = split_parts(Shape((B, T, None)), [B, T, 3, CONFIG, Generic("self.head_dim")])
+    assert not independent(parts[3], parts[4])
+    back = pickle.loads(pickle.dumps(Shape(tuple(dims))))
+    assert isinstance(back.dims[2], Part) and independent(back.dims[2], back.dims[1])
+
+
+@pytest.mark.parametrize("source, target", [
+    (Shape((B, T, None)), [B, T, CONFIG]),  # no split: the layer may mix as many tokens as T
+    (Shape((B, T, None)), [T, B, CONFIG, -1]),  # the leading sizes moved
+    (Shape((B, OTHER, None)), [B, OTHER, CONFIG, -1]),  # sizes of two reads
+    (Shape((Generic("b"), T, None)), [Generic("b"), T, CONFIG, -1]),  # a size that was not read
+    (Shape((B, T, None), 2), [B, T, CONFIG, -1]),  # rank unknown
+    (None, [B, T, CONFIG, -1]),
+])
+def test_other_views_make_no_parts(source, target):
+    assert not any(isinstance(d, Part) for d in split_parts(source, target))
 
 
 def test_generic_broadcast_verdict_names_the_columns_and_the_exception():

@@ -18,18 +18,31 @@ from shapecheck.engine.contexts import context_findings, merge_context_findings
 from shapecheck.rules.api import Context
 from shapecheck.rules.base import Finding, Fix, Rule
 from shapecheck.semantic.backward_saves import SaveRecord
+from shapecheck.semantic.branch_facts import Branch, under_branches
 from shapecheck.semantic.evaluator import Evaluator
-from shapecheck.semantic.facts import TENSOR
+from shapecheck.semantic.facts import TENSOR, Fact
 from shapecheck.semantic.interpreter import Interpreter
 from shapecheck.semantic.model import SemanticModel
 from shapecheck.semantic import callee_analysis  # noqa: F401  # registers the re-analysis of callees
 from shapecheck.semantic.read_only_params import read_only_parameters
 from shapecheck.semantic.summaries import Definitions, Effects, ForeignModule, call_effects, parameter_of, resolve_call
+from shapecheck.shapes import Dim
 
 __all__ = ["Checker", "RuleContext", "analyze"]
 
 #: (rule code, bound hook)
 Hook = tuple[str, Callable[[Any, Any], None]]
+
+
+_HOOK_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _hook_names(rule_class: type) -> tuple[str, ...]:
+    """The ``visit_<NodeClass>`` attributes of a rule class, in ``dir`` order (read once per class)."""
+    names = _HOOK_NAMES.get(rule_class)
+    if names is None:
+        names = _HOOK_NAMES[rule_class] = tuple(attr for attr in dir(rule_class) if attr.startswith("visit_"))
+    return names
 
 
 class Checker:
@@ -47,9 +60,8 @@ class Checker:
         self._hooks: dict[str, list[Hook]] = {}
         self._hooks_by_type: dict[type, list[Hook]] = {}
         for rule in rules:
-            for attr in dir(rule):
-                if attr.startswith("visit_"):
-                    self._hooks.setdefault(attr[6:], []).append((rule.code, getattr(rule, attr)))
+            for attr in _hook_names(type(rule)):
+                self._hooks.setdefault(attr[6:], []).append((rule.code, getattr(rule, attr)))
         self.model = SemanticModel()
         self.evaluator = Evaluator(self.model)
         self.interpreter = Interpreter(self.model, self.evaluator, self)
@@ -64,6 +76,14 @@ class Checker:
     def run(self) -> None:
         """Walk the module once, calling the hooks."""
         self.interpreter.run(self.module, self.text)
+
+    def release(self) -> None:
+        """Drop the walk's state once ``findings`` and ``crashes`` are read: the interpreter and
+        the rule context refer back to this checker, so without this the file's facts, and the
+        syntax tree they point into, wait for the cyclic garbage collector (a pass over all of
+        them) instead of being freed at once. The checker answers nothing else afterwards."""
+        self.interpreter.__dict__.clear()
+        vars(self.context).clear()
 
     # ------------------------------------------------------------------ the observer of the walk
     def _hooks_for(self, tp: type) -> list[Hook]:
@@ -125,12 +145,21 @@ class RuleContext:
         self.view_target = evaluator.view_target
         self.view_verdict = evaluator.view_verdict
         self.factory_sizes = evaluator.factory_sizes
+        self._evaluator = evaluator
 
     def report(self, node: cst.CSTNode, message: str, *, fix: Optional[Fix] = None,
                offset: Optional[tuple[int, int]] = None, condition: Optional[str] = None) -> None:
         """Report a diagnostic of the rule whose hook is running, at ``node``."""
         checker = self._checker
         checker.findings.append(Finding(checker.current_code, node, message, fix, offset, condition))
+
+    def branch_view_verdicts(
+            self, call: cst.Call) -> list[tuple[Branch, Optional[tuple[Fact, list[Dim], Optional[bool]]]]]:
+        """:meth:`view_verdict` on each side of the ``if`` joins a name of the receiver comes from."""
+        if type(call.func) is not cst.Attribute:
+            return []
+        return under_branches(self._evaluator, self._interpreter.branches, call.func.value,
+                              lambda: self.view_verdict(call))
 
     def source(self, node: cst.CSTNode) -> str:
         """The source text of ``node``, for messages."""

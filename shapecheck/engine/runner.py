@@ -134,17 +134,17 @@ class _Linter:
         holds the matching :class:`Finding` objects (same order) for the fixer. ``module`` is
         ``None`` when the text does not parse.
         """
-        import libcst as cst
 
         from shapecheck.engine import checker
         from shapecheck.engine.guards import nesting_problem
+        from shapecheck.engine.parsing import parse_source
 
         too_deep = nesting_problem(text)  # libcst's parser would crash or run for minutes
         if too_deep is not None:
             message, line, column = too_deep
             return None, [], [_engine_diagnostic(path, PARSE_ERROR, message, line, column)]
         try:
-            module = cst.parse_module(text)
+            module = parse_source(text)
         except Exception as exc:  # ParserSyntaxError, or the native parser's other failures
             return None, [], [_syntax_error(path, text, exc)]
         rules = [cls() for cls in self.rule_classes]
@@ -173,9 +173,11 @@ class _Linter:
                     f"internal error in rule {code} ({name}): {type(error).__name__}: {_first_line(error)}",
                 )
             )
-        if not ctx.findings:
+        findings = ctx.findings
+        ctx.release()
+        if not findings:
             return module, [], diagnostics
-        kept_findings, kept = self._position(path, text, module, ctx.findings)
+        kept_findings, kept = self._position(path, text, module, findings)
         return module, kept_findings, kept + diagnostics
 
     def _position(self, path, text, module, findings):

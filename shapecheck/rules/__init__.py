@@ -14,6 +14,7 @@ from shapecheck.rules.autograd import (
     sc307_parameter_in_forward,
     sc308_training_loop_gradients,
     sc309_numpy_on_grad_tensor,
+    sc310_legacy_data_attribute,
 )
 from shapecheck.rules.device import (
     sc401_cross_device_operation,

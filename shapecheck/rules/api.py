@@ -21,6 +21,7 @@ import libcst as cst
 
 from shapecheck.rules.base import Fix
 from shapecheck.semantic.backward_saves import SaveRecord
+from shapecheck.semantic.branch_facts import Branch
 from shapecheck.semantic.facts import Fact
 from shapecheck.semantic.imports import ImportTable
 from shapecheck.semantic.summaries import Effects
@@ -83,6 +84,13 @@ class Context(Protocol):
         when the view is proven to fail (exact strides with known sizes; dims a transpose,
         permute or expand moved apart with unknown sizes), ``True`` when proven to work, ``None``
         when unknown."""
+        ...
+
+    def branch_view_verdicts(
+            self, call: cst.Call) -> list[tuple[Branch, Optional[tuple[Fact, list[Dim], Optional[bool]]]]]:
+        """For ``x.view(...)`` where a name read in ``x`` was joined from the two sides of an
+        ``if`` that disagreed about its layout: :meth:`view_verdict` on each side (see
+        :mod:`~shapecheck.semantic.branch_facts`); ``[]`` when there is no such name."""
         ...
 
     def factory_sizes(self, call: cst.Call) -> Optional[tuple[str, list[Dim]]]:

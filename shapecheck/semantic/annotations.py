@@ -22,13 +22,13 @@ _JAX_DTYPES: dict[str, Optional[DtypeKind]] = {
 def annotation_fact(annotation: Optional[cst.BaseExpression], imports) -> Optional[Fact]:
     """The tensor fact an annotation promises: the shape and dtype kind of a jaxtyping annotation
     (``Float[Tensor, "b c"]``), just the kind for ``torch.Tensor``; else ``None``."""
-    from shapecheck.errors import ShapeCheckError
-    from shapecheck.shapes import dims_to_shape, parse_dims
-
     if type(annotation) is not cst.Subscript:
         if annotation is not None and imports.resolve(annotation) in ("torch.Tensor", "torch.nn.Parameter"):
             return Fact(kind=TENSOR)
         return None
+    from shapecheck.errors import ShapeCheckError
+    from shapecheck.shapes import dims_to_shape, parse_dims
+
     if len(annotation.slice) != 2:
         return None
     qual = imports.resolve(annotation.value)

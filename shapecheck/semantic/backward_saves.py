@@ -26,12 +26,14 @@ from typing import Callable, Iterable, Iterator, Optional
 
 import libcst as cst
 
-from shapecheck.semantic.facts import INT, LEAF_REQUIRES_GRAD, Fact
-from shapecheck.semantic.inplace import augassign_target, inplace_call_targets, subscript_writes, written_base
+from shapecheck.semantic.facts import INT, LEAF_REQUIRES_GRAD, MODULE, TENSOR, Fact
+from shapecheck.semantic.inplace import (
+    augassign_target, inplace_call_targets, subscript_writes, view_base, written_base,
+)
 from shapecheck.semantic.saved_tensors import (
     Resolve, below, names_read, saved_roles, saving_op, torch_name,
 )
-from shapecheck.semantic.syntax import dotted_name, is_number
+from shapecheck.semantic.syntax import dotted_name, is_number, positional
 from shapecheck.semantic.torch_api import OTHER, RESULT, SELF
 from shapecheck.semantic.walk import walk
 
@@ -41,6 +43,9 @@ Binding = tuple[str, int]
 #: reads `.grad`: files with none of these words keep no save records.
 BACKWARD_WORDS = ("backward", "autograd", ".grad")
 FactOf = Callable[[cst.BaseExpression], Fact]
+#: what calling a module saves, given the module and whether its input requires grad (see
+#: :func:`shapecheck.semantic.layer_saves.module_saves`)
+ModuleSaves = Callable[[Fact, Optional[bool]], frozenset[str]]
 
 
 @dataclass(eq=False)
@@ -220,8 +225,9 @@ def join_saves(states: list[BackwardSaves], stopped_early: bool = False) -> Back
 
 
 def record_saves(state: BackwardSaves, expr: cst.BaseExpression, result: Optional[Binding],
-                 fact: FactOf, resolve: Resolve, source: Callable[[cst.CSTNode], str]) -> set[SaveRecord]:
-    """Add the save records of every tabled op inside ``expr``; return them.
+                 fact: FactOf, resolve: Resolve, source: Callable[[cst.CSTNode], str],
+                 module_roles: Optional[ModuleSaves] = None) -> set[SaveRecord]:
+    """Add the save records of every tabled op (and module call) inside ``expr``; return them.
 
     ``result`` is the binding that receives the value of ``expr`` itself (for ops that save their
     output). Operands whose grad state is unknown make the op's saves unknown: skipped.
@@ -230,10 +236,14 @@ def record_saves(state: BackwardSaves, expr: cst.BaseExpression, result: Optiona
     for node in [expr, *below(expr)]:
         found = saving_op(resolve, node)
         if found is None:
-            continue
+            found = _module_call(module_roles, node, fact)
+            if found is None:
+                continue
         op, self_expr, other_expr = found
         self_grad = fact(self_expr).requires_grad if self_expr is not None else None
-        if other_expr is None:
+        if op == _MODULE_CALL:
+            roles: Optional[frozenset[str]] = module_roles(fact(node.func), self_grad)  # type: ignore[attr-defined,misc]
+        elif other_expr is None:
             roles = saved_roles(op, self_grad, None)
         elif is_number(other_expr):
             roles = saved_roles(op, self_grad, None, other_is_number=True)
@@ -253,6 +263,8 @@ def record_saves(state: BackwardSaves, expr: cst.BaseExpression, result: Optiona
             else:
                 operand = self_expr if role == SELF else other_expr
                 dotted = dotted_name(operand) if operand is not None else None
+                if dotted is None and operand is not None:
+                    dotted = _viewed_tensor(operand, fact)  # `fc(out[:, t - 1])` saves a view of `out`
                 target = state.binding(dotted) if dotted is not None else None
             if target is not None:
                 record = state.add_record(text, target, role)
@@ -260,6 +272,29 @@ def record_saves(state: BackwardSaves, expr: cst.BaseExpression, result: Optiona
                 if role == RESULT and element:
                     state.shared.elements.setdefault(target, set()).add(record)
     return added
+
+
+#: the op name :func:`_module_call` gives a call of a module
+_MODULE_CALL = "<module call>"
+
+
+def _module_call(module_roles: Optional[ModuleSaves], node: cst.CSTNode,
+                 fact: FactOf) -> Optional[tuple[str, Optional[cst.BaseExpression], None]]:
+    """For ``layer(x, ...)`` where ``layer`` is a module: ``(_MODULE_CALL, x, None)``."""
+    if module_roles is None or type(node) is not cst.Call or type(node.func) not in (cst.Attribute, cst.Name):
+        return None
+    args = positional(node)
+    if not args or fact(node.func).kind != MODULE:
+        return None
+    return _MODULE_CALL, args[0], None
+
+
+def _viewed_tensor(expr: cst.BaseExpression, fact: FactOf) -> Optional[str]:
+    """``x`` for ``x[:, t - 1]``, a view of the tensor named ``x``: it shares ``x``'s version
+    counter, so any later in-place write into ``x`` changes what an op saved of the view."""
+    base = view_base(expr, lambda index: is_number(index) or fact(index).kind == INT)
+    dotted = dotted_name(base) if base is not None else None
+    return dotted if dotted is not None and fact(base).kind == TENSOR else None  # type: ignore[arg-type]
 
 
 def _is_element(expr: cst.BaseExpression, node: cst.CSTNode) -> bool:
@@ -273,10 +308,16 @@ def _is_element(expr: cst.BaseExpression, node: cst.CSTNode) -> bool:
 class SavesTracker:
     """Moves the :class:`BackwardSaves` of the current scope over a statement."""
 
-    def __init__(self, fact: FactOf, resolve: Resolve, source: Callable[[cst.CSTNode], str]) -> None:
+    def __init__(self, fact: FactOf, resolve: Resolve, source: Callable[[cst.CSTNode], str],
+                 module_roles: Optional[ModuleSaves] = None,
+                 inplace_module: Optional[Callable[[cst.Call], bool]] = None) -> None:
         self.fact = fact
         self.resolve = resolve
         self.source = source
+        #: what a module call saves (``None``: module calls save nothing known)
+        self.module_roles = module_roles
+        #: a call of a layer built with ``inplace=True`` (it writes into its first argument)
+        self.inplace_module = inplace_module
 
     def statement(self, state: BackwardSaves, small: cst.CSTNode, calls: list[cst.Call],
                   grad_enabled: Optional[bool]) -> None:
@@ -285,20 +326,40 @@ class SavesTracker:
         if tp is cst.Assign:
             # the calls of the value run before the store: `h = F.relu(h, inplace=True)` changes the old `h`
             self.calls(state, calls, grad_enabled)
-            for target, whole_element in subscript_writes(small):  # type: ignore[arg-type]
+            writes = list(subscript_writes(small))  # type: ignore[arg-type]
+            value = small.value  # type: ignore[attr-defined]
+            made: Optional[set[SaveRecord]] = None
+            if writes and state.shared.records:
+                # the value runs first: `out[:, t] = self.fc(out[:, t - 1])` saves a view of `out`, then writes it
+                made = state.deps_of(value)
+                if grad_enabled is True:
+                    made |= record_saves(state, value, None, self.fact, self.resolve, self.source, self.module_roles)
+            for target, whole_element in writes:
                 self._changed(state, target, small, grad_enabled, whole_element)
-            self._assigned(state, [t.target for t in small.targets], small.value, grad_enabled)  # type: ignore[attr-defined]
+                dotted = dotted_name(target)
+                if made is not None and dotted is not None and self.fact(target).kind == TENSOR:
+                    # the tensor now holds the value written into it (and what that value needs)
+                    old = state.shared.deps.get(state.binding(dotted), frozenset())
+                    state.rebind(dotted, old | made, ())
+            self._assigned(state, [t.target for t in small.targets], value, grad_enabled, made)  # type: ignore[attr-defined]
             return
         if tp is cst.AnnAssign and small.value is not None:  # type: ignore[attr-defined]
             self.calls(state, calls, grad_enabled)
             self._assigned(state, [small.target], small.value, grad_enabled)  # type: ignore[attr-defined]
             return
         if tp is cst.AugAssign:
+            # the value runs first: `x += self.ln(x)` saves `x`, then changes it
+            value = small.value  # type: ignore[attr-defined]
+            added: set[SaveRecord] = set()
+            if state.shared.records:
+                added = state.deps_of(value)
+                if grad_enabled is True:
+                    added |= record_saves(state, value, None, self.fact, self.resolve, self.source, self.module_roles)
             self._changed(state, augassign_target(small), small, grad_enabled)  # type: ignore[arg-type]
             dotted = dotted_name(small.target)  # type: ignore[attr-defined]
             if dotted is not None:
                 old = state.shared.deps.get(state.binding(dotted), frozenset())
-                state.rebind(dotted, old, ())
+                state.rebind(dotted, old | added, ())
         self.calls(state, calls, grad_enabled)
 
     def calls(self, state: BackwardSaves, calls: list[cst.Call], grad_enabled: Optional[bool]) -> None:
@@ -308,6 +369,8 @@ class SavesTracker:
                 if self._basic_index(target):
                     target = written_base(target)  # `h[0].add_(1)` writes `h`; `hs[-1].mul_(0)` what `hs` holds
                 self._changed(state, target, call, grad_enabled)
+            if self.inplace_module is not None and self.inplace_module(call):
+                self._changed(state, positional(call)[0], call, grad_enabled)
             func = call.func
             if type(func) is cst.Attribute and func.attr.value == "append" and len(call.args) == 1 \
                     and state.shared.records:
@@ -319,14 +382,16 @@ class SavesTracker:
                     state.backwards.setdefault(state.binding(dotted), call)
 
     def _assigned(self, state: BackwardSaves, targets: list[cst.BaseExpression], value: cst.BaseExpression,
-                  grad_enabled: Optional[bool]) -> None:
+                  grad_enabled: Optional[bool], made: Optional[set[SaveRecord]] = None) -> None:
+        """Bind the names of ``targets`` to ``value`` (``made``: the records ``value`` depends on,
+        already recorded)."""
         single = dotted_name(targets[0]) if len(targets) == 1 else None
         records = state.shared.records
-        deps = state.deps_of(value) if records else set()
+        deps = made if made is not None else state.deps_of(value) if records else set()
         version = state.shared.next() if single is not None else None
-        if records and grad_enabled is True:
+        if records and grad_enabled is True and made is None:
             result = (single, version) if single is not None and version is not None else None
-            deps |= record_saves(state, value, result, self.fact, self.resolve, self.source)
+            deps |= record_saves(state, value, result, self.fact, self.resolve, self.source, self.module_roles)
         for target in targets:
             for element in _flat_targets(target):
                 dotted = dotted_name(element)
@@ -376,8 +441,8 @@ class SavesTracker:
             held = list(state.shared.saved.get(state.binding(value_name), ()))
         elif grad_enabled is True:
             result = state.binding(name)
-            held = [r for r in record_saves(state, value, result, self.fact, self.resolve, self.source)
-                    if r.binding == result and r.role == RESULT]
+            made = record_saves(state, value, result, self.fact, self.resolve, self.source, self.module_roles)
+            held = [r for r in made if r.binding == result and r.role == RESULT]
         state.hold(name, held, state.deps_of(value))
 
     def _changed(self, state: BackwardSaves, target: cst.BaseExpression, node: cst.CSTNode,
@@ -454,7 +519,7 @@ def retains_graph(call: cst.Call) -> bool:
 
 
 def _flat_targets(target: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
-    if isinstance(target, (cst.Tuple, cst.List)):
+    if type(target) is cst.Tuple or type(target) is cst.List:
         for element in target.elements:
             yield from _flat_targets(element.value)
     else:

@@ -43,7 +43,7 @@ class Binder:
         if type(small) is cst.Assign:
             value = self.fact(small.value)
             for t in small.targets:
-                if isinstance(t.target, (cst.Tuple, cst.List)) and value.kind == SIZE:
+                if value.kind == SIZE and (type(t.target) is cst.Tuple or type(t.target) is cst.List):
                     value = self._refine_rank(small.value, t.target) or value
                 self.bind(t.target, value)
             if type(small.value) is cst.Call:

@@ -92,11 +92,14 @@ def context_of(found: dict[int, Site], skip: Optional[str]) -> Optional[Context]
 def _worth_a_walk(f: Fact) -> bool:
     """A fact that a rule may act on and that a parameter never has without its callers: a
     device, a module (its class, device or parameters), a leaf that requires grad, a concrete
-    shape, a layout other than contiguous, or dims moved by a transpose or permute. Facts that
-    only say "a tensor" or "an int" (the evidence of the body mostly says as much) are bound when
-    another parameter starts the walk, but start none themselves: the walk costs a rule pass."""
+    shape, a layout other than contiguous, or dims moved by a transpose or permute (or a list or
+    tuple holding such a fact). Facts that only say "a tensor" or "an int" (the evidence of the
+    body mostly says as much) are bound when another parameter starts the walk, but start none
+    themselves: the walk costs a rule pass."""
     if isinstance(f.device, Device) or f.grad == LEAF_REQUIRES_GRAD:
         return True
+    if f.kind is None and f.elems and not f.maybe_pair:
+        return any(_worth_a_walk(e) for e in f.elems)  # `[(x, y)]`: a list of batches
     if f.kind == MODULE:
         return f.qual is not None or f.trainable is not None
     if f.layout == NON_CONTIGUOUS or f.moved_by is not None:

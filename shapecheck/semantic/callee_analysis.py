@@ -35,7 +35,8 @@ from shapecheck.semantic.facts import MODULE, UNKNOWN, Fact, SameDeviceAs, fresh
 from shapecheck.semantic.interpreter import NORMAL, Interpreter
 from shapecheck.semantic.model import SemanticModel
 from shapecheck.semantic.prescan import prescan_module
-from shapecheck.semantic.scopes import Env, global_view, merge
+from shapecheck.semantic.module_state import global_bindings
+from shapecheck.semantic.scopes import Env, merge
 from shapecheck.semantic.summaries import (
     MAX_DEPTH, STATEMENT_BUDGET, Callee, Definitions, forward_of, register_call_noter, register_reanalysis,
     resolve_call,
@@ -100,8 +101,7 @@ def call_outcome(ev: Eval, callee: Callee, call: cst.Call, receiver: Optional[Fa
         return None
     shape = defs.bodies.get(id(callee.node))
     if shape is None:
-        shape = defs.bodies[id(callee.node)] = (_is_generator(callee.node), _size(callee.node),
-                                                _never_rebound(callee.node))
+        shape = defs.bodies[id(callee.node)] = _body_shape(callee.node)
     if shape[0]:
         return None
     args = CallArgs(call)
@@ -182,33 +182,40 @@ def note_call(ev: Eval, call: cst.Call) -> None:
         record(defs.sites, callee, call, bound, ev.model.grad_enabled)
 
 
-def _never_rebound(fn: cst.FunctionDef) -> frozenset[str]:
-    """The parameters of ``fn`` that its body never binds to another value (plain, annotated,
-    unpacking, loop, ``with``, walrus and ``del`` targets; ``global``/``nonlocal``)."""
+#: node class -> it is a statement (small or compound); cached: the classes are abstract, and slow
+_STATEMENTS: dict[type, bool] = {}
+
+
+def _body_shape(fn: cst.FunctionDef) -> tuple[bool, int, frozenset[str]]:
+    """Whether ``fn`` is a generator (or ``async``: an ``await`` in it), its number of statements,
+    and the parameters its body never binds to another value (plain, annotated, unpacking, loop,
+    ``with``, walrus and ``del`` targets; ``global``/``nonlocal``); nested definitions aside."""
+    generator = False
+    size = 0
     rebound: set[str] = set()
     for node in walk(fn.body):
+        tp = type(node)  # exact classes: libcst has no subclasses of these
+        statement = _STATEMENTS.get(tp)
+        if statement is None:
+            statement = _STATEMENTS[tp] = issubclass(tp, (cst.BaseSmallStatement, cst.BaseCompoundStatement))
+        if statement:
+            size += 1
         targets: list[cst.CSTNode] = []
-        if type(node) is cst.Assign:
-            targets = [t.target for t in node.targets]
-        elif isinstance(node, (cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr)):
-            targets = [node.target]
-        elif type(node) is cst.With:
+        if tp is cst.Yield or tp is cst.Await:
+            generator = True
+        elif tp is cst.Assign:
+            targets = [t.target for t in node.targets]  # type: ignore[attr-defined]
+        elif tp is cst.AnnAssign or tp is cst.For or tp is cst.CompFor or tp is cst.NamedExpr:
+            targets = [node.target]  # type: ignore[attr-defined]
+        elif tp is cst.With:
             targets.extend(with_targets(node))
-        elif type(node) is cst.Del:
-            targets = [node.target]
-        elif isinstance(node, (cst.Global, cst.Nonlocal)):
-            rebound.update(n.name.value for n in node.names)
+        elif tp is cst.Del:
+            targets = [node.target]  # type: ignore[attr-defined]
+        elif tp is cst.Global or tp is cst.Nonlocal:
+            rebound.update(n.name.value for n in node.names)  # type: ignore[attr-defined]
         for t in targets:
             rebound.update(target_names(t))
-    return frozenset(p.name.value for p in all_params(fn.params)) - rebound
-
-
-def _is_generator(fn: cst.FunctionDef) -> bool:
-    return any(isinstance(n, (cst.Yield, cst.Await)) for n in walk(fn.body))
-
-
-def _size(fn: cst.FunctionDef) -> int:
-    return sum(1 for n in walk(fn.body) if isinstance(n, (cst.BaseSmallStatement, cst.BaseCompoundStatement)))
+    return generator, size, frozenset(p.name.value for p in all_params(fn.params)) - rebound
 
 
 def _parameters(callee: Callee) -> list[cst.Param]:
@@ -293,6 +300,9 @@ def _run(caller: SemanticModel, callee: Callee, bound: dict[str, Fact]) -> tuple
         model.module_names = caller.module_names
         model.default_device_set = caller.default_device_set
         model.params_frozen = caller.params_frozen
+        model.custom_collate = caller.custom_collate
+        model.custom_transform = caller.custom_transform
+        model.steady_devices = caller.steady_devices
         model.scopes.module.env = caller.scopes.module.env
     else:
         prescan_module(model, home.module.body)
@@ -301,7 +311,7 @@ def _run(caller: SemanticModel, callee: Callee, bound: dict[str, Fact]) -> tuple
     model.callees = defs if home is None else home.definitions
     evaluator = Evaluator(model)
     walker = _CalleeWalk(model, evaluator, callee.node)
-    env: Env = model.scopes.inherited_bindings(model.module_globals, global_view)
+    env: Env = global_bindings(model)
     scopes = model.scopes
     if callee.class_name is not None:
         class_node = (home.definitions if home is not None else defs).classes[callee.class_name].node

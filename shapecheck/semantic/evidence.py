@@ -34,7 +34,8 @@ from shapecheck.semantic.syntax import CallArgs, dotted_name, int_literal, sizes
 from shapecheck.semantic.walk import child_nodes, walk
 from shapecheck.semantic.torch_api import (
     DIM_PERMUTING_METHODS, ELEMENTWISE_BINARY, FUNCTIONAL_LOSSES, FUNCTIONAL_RANK_ADDING, FUNCTIONAL_RANK_KEEPING,
-    INPLACE_RESHAPING_METHODS, MATRIX_PRODUCTS, REDUCTIONS, SHAPE_KEEPING_UNARY, TENSOR_EVIDENCE_METHODS,
+    INDEX_ARGUMENT_OPS, INPLACE_RESHAPING_METHODS, MATRIX_PRODUCTS, REDUCTIONS, SHAPE_KEEPING_UNARY,
+    TENSOR_EVIDENCE_METHODS,
 )
 from shapecheck.shapes import Shape
 
@@ -88,6 +89,7 @@ class Evidence:
 
 
 TENSOR_USE = Evidence(tensor=True)
+_NO_EVIDENCE = Evidence()
 POISON = Evidence(poisoned=True)
 BACKWARD_USE = Evidence(tensor=True, differentiated=True)
 
@@ -145,8 +147,9 @@ def method_use(name: str, call: cst.Call) -> Evidence:
     """What ``x.<name>(...)`` says about ``x``."""
     args = CallArgs(call)
     ints = [int_literal(a) for a in args.pos]
-    ev = TENSOR_USE if name in TENSOR_EVIDENCE_METHODS else Evidence()
-    if "keepdim" in args.kw or int_literal(args.kw.get("dim", cst.Name("None"))) is not None:
+    ev = TENSOR_USE if name in TENSOR_EVIDENCE_METHODS else _NO_EVIDENCE
+    dim = args.kw.get("dim")
+    if "keepdim" in args.kw or (dim is not None and int_literal(dim) is not None):
         ev = ev + TENSOR_USE
     if name == "permute":
         if args.pos and all(i is not None for i in ints):
@@ -214,6 +217,11 @@ def subscript_use(node: cst.Subscript) -> Evidence:
     return Evidence(front=consumed)
 
 
+def _sliced(node: cst.Subscript) -> bool:
+    """``x[...]`` slices a dim (``x[:, :2]``): only an array or a tensor is indexed so."""
+    return len(node.slice) > 1 and any(type(el.slice) is cst.Slice for el in node.slice)
+
+
 def _function_use(qual: str, position: int, call: cst.Call) -> Evidence:
     """What passing ``x`` as the argument at ``position`` of ``qual(...)`` says about ``x``."""
     if qual.startswith(("numpy.", "np.")) or qual in _NOT_YET_TENSORS:
@@ -238,7 +246,8 @@ def _function_use(qual: str, position: int, call: cst.Call) -> Evidence:
             exact = 2 if position == 0 else 1
         return TENSOR_USE + (Evidence(exact=exact) if exact is not None else Evidence(front=1))
     if position == 0 and (name in ELEMENTWISE_BINARY or name in SHAPE_KEEPING_UNARY or name in REDUCTIONS
-                          or name in DIM_PERMUTING_METHODS or name in ("unsqueeze", "squeeze", "flatten")):
+                          or name in DIM_PERMUTING_METHODS or name in ("unsqueeze", "squeeze", "flatten")
+                          or name in INDEX_ARGUMENT_OPS):
         if name in ("transpose", "permute", "unsqueeze", "flatten"):
             return method_use(name, call.with_changes(args=call.args[1:])) + TENSOR_USE
         return TENSOR_USE
@@ -284,7 +293,7 @@ class _Scanner:
         if key is None:
             return
         table = self.sites.setdefault(key, {})
-        table[name] = table.get(name, Evidence()) + ev
+        table[name] = table.get(name, _NO_EVIDENCE) + ev
 
     def bind(self, names: Iterable[str], site: Optional[cst.CSTNode]) -> None:
         """``names`` are bound at ``site`` (``None``: a binding whose evidence is not kept)."""
@@ -331,13 +340,13 @@ class _Scanner:
                         self.use(a.value.value, POISON if func.value != "len" else Evidence(front=1))
                 return
             self.use(func.value, POISON)  # a tensor is not callable
+        qual = self.resolve(func)
         if type(func) is cst.Attribute and type(func.value) is cst.Name:
             method = func.attr.value
             if method == "astype":
                 self.use(func.value.value, POISON)
-            elif self.resolve(func) is None:
+            elif qual is None:
                 self.use(func.value.value, method_use(method, node))
-        qual = self.resolve(func)
         if qual is None:
             dotted = dotted_name(func)
             if dotted is None or not dotted.startswith(("np.", "numpy.")):
@@ -351,6 +360,10 @@ class _Scanner:
                 continue
             if type(a.value) is cst.Name:
                 self.use(a.value.value, _function_use(qual, position, node))
+            elif type(a.value) is cst.Subscript and type(a.value.value) is cst.Name and _sliced(a.value):
+                found = _function_use(qual, position, node)  # `torch.min(x[:, :2], y)`: a slice of a tensor
+                if found.tensor or found.poisoned:
+                    self.use(a.value.value.value, subscript_use(a.value) + (POISON if found.poisoned else TENSOR_USE))
             elif isinstance(a.value, (cst.List, cst.Tuple)) and qual in ("torch.cat", "torch.stack") and position == 0:
                 for e in a.value.elements:
                     if type(e.value) is cst.Name:
@@ -520,6 +533,11 @@ def _all_nodes(node: cst.CSTNode) -> Iterable[cst.CSTNode]:
     yield from walk(node, into_defs=True)
 
 
+def may_be_numpy(value: cst.BaseExpression, resolve: Resolver) -> bool:
+    """``value`` may be a NumPy array (or another non-tensor): see :func:`_from_numpy`."""
+    return _from_numpy(value, resolve)
+
+
 def _from_numpy(value: cst.BaseExpression, resolve: Resolver) -> bool:
     """``value`` may be a NumPy array (or another non-tensor): a ``numpy`` call, ``.numpy()``,
     ``.tolist()``, ``.astype(...)`` anywhere in it."""
@@ -557,7 +575,7 @@ def after_statement(fact: Callable[[cst.CSTNode], Fact], small: cst.CSTNode, env
 
 def _unpacked_pieces(fact: Callable[[cst.CSTNode], Fact], small: cst.Assign, env: dict[str, Fact]) -> None:
     target, value = small.targets[0].target, small.value
-    if not isinstance(target, (cst.Tuple, cst.List)) or type(value) is not cst.Call \
+    if (type(target) is not cst.Tuple and type(target) is not cst.List) or type(value) is not cst.Call \
             or type(value.func) is not cst.Attribute or value.func.attr.value not in _SPLITS:
         return
     names = [e.value.value for e in target.elements if type(e) is cst.Element and type(e.value) is cst.Name]

@@ -226,6 +226,16 @@ def join_device(x: Optional[DeviceValue], y: Optional[DeviceValue]) -> Optional[
 _CUDA_OR_CPU = frozenset({CPU, CUDA, MAYBE_CUDA})
 
 
+def join_shape(x: Optional[Shape], y: Optional[Shape]) -> Optional[Shape]:
+    """Join rule for shapes: two shapes of the same known rank keep it, and the sizes both
+    paths agree on (``(n, 10)`` and ``(n, 20)`` join to ``(n, ?)``)."""
+    if x == y:
+        return x
+    if x is None or y is None or x.rest_at is not None or y.rest_at is not None or len(x.dims) != len(y.dims):
+        return None
+    return Shape(tuple(a if a == b else None for a, b in zip(x.dims, y.dims)))
+
+
 def join_each(xs: Optional[tuple[Fact, ...]], ys: Optional[tuple[Fact, ...]]) -> Optional[tuple[Fact, ...]]:
     """Join rule for sequences of facts of the same known length: element by element."""
     if xs is None or ys is None or len(xs) != len(ys):
@@ -236,9 +246,12 @@ def join_each(xs: Optional[tuple[Fact, ...]], ys: Optional[tuple[Fact, ...]]) ->
 @dataclass(frozen=True)
 class KeptWith:
     """Join rule for a field that describes another one (``moved_by`` tells how ``perm`` came
-    about): the first path's value, kept while ``field_name`` is the same on both paths."""
+    about): the first path's value, kept while ``field_name`` is the same on both paths; with
+    ``agreed``, only when the value itself is the same on both paths too (``strides`` hold only
+    with the ``shape`` they were computed for)."""
 
     field_name: str
+    agreed: bool = False
 
 
 def _reduction_key(r: Optional[Reduction]) -> Optional[tuple[int, tuple[int, ...]]]:
@@ -259,10 +272,10 @@ class Fact:
     """
 
     kind: Optional[Kind] = _fact(equal)
-    shape: Optional[Shape] = _fact(equal)
+    shape: Optional[Shape] = _fact(join_shape)
     layout: Optional[Layout] = _fact(equal)
     #: exact strides in elements, when the shape is fully known and the layout was simulated
-    strides: Optional[tuple[int, ...]] = _fact(equal)
+    strides: Optional[tuple[int, ...]] = _fact(KeptWith("shape", agreed=True))
     perm: Optional[tuple[int, ...]] = _fact(equal)
     moved_by: Optional[str] = _fact(KeptWith("perm"))
     device: Optional[DeviceValue] = _fact(join_device)
@@ -345,7 +358,9 @@ _FIELD_NAMES = frozenset(f.name for f in _FIELDS)
 _all_values = itemgetter(*(f.name for f in _FIELDS))
 #: the join rule of each field, in field order (``None`` for :func:`equal`)
 _JOINS: tuple[Optional[JoinRule], ...] = tuple(
-    None if f.metadata["join"] is equal else _first if isinstance(f.metadata["join"], KeptWith) else f.metadata["join"]
+    None if f.metadata["join"] is equal
+    else (None if f.metadata["join"].agreed else _first) if isinstance(f.metadata["join"], KeptWith)
+    else f.metadata["join"]
     for f in _FIELDS
 )
 #: (position, the field it is kept with) of each field joined by :class:`KeptWith`

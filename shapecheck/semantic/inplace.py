@@ -24,6 +24,21 @@ def written_base(expr: cst.BaseExpression) -> cst.BaseExpression:
 _base = written_base
 
 
+def view_base(expr: cst.BaseExpression, is_int: Callable[[cst.BaseExpression], bool]) -> Optional[cst.BaseExpression]:
+    """``x`` for ``x[0]``, ``x[:, t - 1]``: a subscript by ints and slices only (``is_int`` tells
+    an int index), a view that shares ``x``'s storage and version counter (an index tensor would
+    make a copy); ``None`` for anything else."""
+    if type(expr) is not cst.Subscript:
+        return None
+    while type(expr) is cst.Subscript:
+        for element in expr.slice:
+            inner = element.slice
+            if type(inner) is cst.Index and not is_int(inner.value):
+                return None
+        expr = expr.value
+    return expr
+
+
 def inplace_call_targets(resolve: Resolve, node: cst.Call) -> Iterator[tuple[cst.BaseExpression, str]]:
     """``(tensor, how)`` for each tensor that the call ``node`` modifies in place (``resolve``
     gives the import-resolved dotted name of an expression).
@@ -88,5 +103,15 @@ def subscript_writes(node: cst.Assign) -> Iterator[tuple[cst.BaseExpression, boo
     of indexing (``x[i] = v``), which on a list replaces an element and changes no tensor;
     ``x[i][j] = v`` writes into what ``x[i]`` holds."""
     for target in node.targets:
-        if type(target.target) is cst.Subscript:
-            yield _base(target.target), type(target.target.value) is not cst.Subscript
+        for element in _unpacked(target.target):
+            if type(element) is cst.Subscript:
+                yield _base(element), type(element.value) is not cst.Subscript
+
+
+def _unpacked(target: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    """The targets of ``a, b[0] = ...`` (nested tuples and lists flattened), or ``target`` itself."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _unpacked(element.value)
+    else:
+        yield target

@@ -72,10 +72,13 @@ from typing import Callable, Optional, Protocol, Sequence, Union, cast
 import libcst as cst
 
 from shapecheck.semantic.annotations import annotation_fact
+from shapecheck.semantic.inplace_layers import inplace_layer_call
+from shapecheck.semantic.layer_saves import module_saves
 from shapecheck.semantic.backward_saves import (
     BACKWARD_WORDS, BackwardSaves, SavesTracker, differentiated, join_saves, mentions_backward,
 )
 from shapecheck.semantic.bindings import Binder
+from shapecheck.semantic.branch_facts import BranchTable
 from shapecheck.semantic.eval.autograd import NOT_A_GRAD_MODE, grad_mode_of
 from shapecheck.semantic.eval.expressions import loop_element
 from shapecheck.semantic.eval.nn_modules import is_module_class
@@ -86,10 +89,10 @@ from shapecheck.semantic.evidence import (
 from shapecheck.semantic.facts import MODULE, Fact, ParamLoop, fresh
 from shapecheck.semantic.model import SemanticModel
 from shapecheck.semantic.module_state import (
-    held_tensors, inherit_state, method_attrs, scan_placements, self_fact,
+    global_bindings, held_tensors, inherit_state, method_attrs, scan_placements, self_fact,
 )
 from shapecheck.semantic.prescan import prescan_module, read_file_flags, scan_statements
-from shapecheck.semantic.scopes import Env, exportable, exported, global_view, merge
+from shapecheck.semantic.scopes import Env, exportable, exported, merge
 from shapecheck.semantic.summaries import call_noter
 from shapecheck.semantic.syntax import all_params, target_names
 from shapecheck.semantic.walk import is_node_type
@@ -155,8 +158,9 @@ def _child_fields(tp: type) -> tuple[str, ...]:
 _LEAF_TYPES = (cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.Ellipsis,
                cst.Pass, cst.Break, cst.Continue)
 _SCOPED_EXPRS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp, cst.Lambda)
-_TERMINAL = (cst.Return, cst.Raise)
-_LOOP_EXIT = (cst.Continue, cst.Break)
+# exact classes (libcst has no subclasses of these): isinstance on its abstract classes is slow
+_TERMINAL = frozenset({cst.Return, cst.Raise})
+_LOOP_EXIT = frozenset({cst.Continue, cst.Break})
 
 #: how a block ended: normally, by return/raise, or by break/continue
 NORMAL = 0
@@ -190,7 +194,10 @@ class Interpreter:
         #: the file may run a backward pass: the walk keeps what autograd saved (see
         #: :mod:`~shapecheck.semantic.backward_saves`)
         self._track_saves = False
-        self._saves = SavesTracker(self.fact, model.imports.resolve, lambda node: "")
+        self._saves = SavesTracker(self.fact, model.imports.resolve, lambda node: "",
+                                   lambda module, input_grad: module_saves(model, module, input_grad),
+                                   lambda call: inplace_layer_call(model.imports.resolve, model.class_def, call)
+                                   is not None)
         #: the calls of the statement being walked, in source order (only while saves are kept)
         self._calls: list[cst.Call] = []
         #: for each loop being walked: the saves at each ``break``/``continue``
@@ -199,11 +206,14 @@ class Interpreter:
         self._evidence: list[FunctionEvidence] = []
         #: records the call sites of the file's own functions (:mod:`~shapecheck.semantic.call_sites`)
         self._note_call: Optional[Callable[[Evaluator, cst.Call], None]] = None
+        #: the facts of each side of the ``if`` joins that lost a layout (:mod:`~shapecheck.semantic.branch_facts`)
+        self.branches = BranchTable()
 
     # ------------------------------------------------------------------ driver
     def run(self, module: cst.Module, text: Optional[str] = None) -> None:
         """Analyse the whole module (``text`` is its source, when the caller has it)."""
         source = text if text is not None else module.code
+        self.model.tree = module
         read_file_flags(self.model, source)
         self._track_saves = any(word in source for word in (*BACKWARD_WORDS, "def forward"))
         if self._track_saves:
@@ -293,7 +303,7 @@ class Interpreter:
         for part in parts:
             if part is None:
                 continue
-            if isinstance(part, (list, tuple)):
+            if type(part) is list or type(part) is tuple:
                 for p in part:
                     self._walk(p)
             else:
@@ -339,9 +349,9 @@ class Interpreter:
                     after_statement(self.fact, small, self.model.env, self._evidence[-1])
             except INFERENCE_GAPS as exc:
                 self.model.infer_errors.append(exc)
-            if isinstance(small, _TERMINAL):
+            if type(small) in _TERMINAL:
                 return RETURN
-            if isinstance(small, _LOOP_EXIT):
+            if type(small) in _LOOP_EXIT:
                 loop_exits = self.model.scopes.top.loop_exits
                 if loop_exits:
                     loop_exits[-1].append(dict(self.model.env))
@@ -387,6 +397,8 @@ class Interpreter:
             scope.saves = join_saves([s1, s2])
             return max(e1, e2)
         model.env = merge(live)
+        if len(live) == 2 and not self._silent:
+            self.branches.note(node.test, env0, env1, env2, model.env)
         scope.saves = join_saves([s for s, ended in ((s1, e1), (s2, e2)) if not ended])
         return NORMAL
 
@@ -528,7 +540,7 @@ class Interpreter:
         self._walk_header(node, list(node.decorators), node.params,
                           node.returns.annotation if node.returns is not None else None)
         method_of = scopes.method_class()
-        env = scopes.inherited_bindings(model.module_globals, global_view)
+        env = global_bindings(model)
         if method_of is not None:
             env.update(method_attrs(model, method_of.name.value, node))
         for i, p in enumerate(all_params(node.params)):
@@ -549,8 +561,8 @@ class Interpreter:
                 mode = m  # type: ignore[assignment]
         frame = scopes.push_function(node, env, mode)
         if self._track_saves:
-            frame.saves.shared.records = mentions_backward(node.body) or (
-                method_of is not None and differentiated(node, method_of))
+            frame.saves.shared.records = mentions_backward(node.body) or method_of is None or \
+                differentiated(node, method_of)
         try:
             self._body(node.body)
             if method_of is not None and node.name.value == "__init__":

@@ -58,6 +58,9 @@ class SemanticModel:
         self.class_moving: dict[str, set[str]] = {}
         #: local class -> its plain tensor attributes (moving the module leaves them where they are)
         self.class_fixed: dict[str, set[str]] = {}
+        #: module-level name -> the one device every move of the file puts the module it is bound to
+        #: on (see :func:`~shapecheck.semantic.module_state.global_bindings`): functions keep it
+        self.steady_devices: dict[str, Device] = {}
         #: attribute names the file assigns on objects other than ``self`` (``None``: the file
         #: calls ``setattr``, any attribute may be written)
         self.external_attrs: Optional[set[str]] = set()
@@ -84,6 +87,8 @@ class SemanticModel:
         self.infer_errors: list[BaseException] = []
         #: the functions and classes calls may reach (:mod:`~shapecheck.semantic.summaries`)
         self.callees: Optional[Definitions] = None
+        #: the module being analysed (set when its walk starts)
+        self.tree: Optional[cst.Module] = None
 
     # ------------------------------------------------------------------ the current scope
     @property

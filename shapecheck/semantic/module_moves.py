@@ -64,6 +64,9 @@ class _Function:
         self.names = frozenset(self.positional + [p.name.value for p in node.params.kwonly_params])
         self.scope = new_scope(node.body.body, frozenset(p.name.value for p in params))
         self.moves: dict[str, _Move] = {}
+        #: parameters it moves to the CPU or to a device it does not name (no placement, but
+        #: the instance given there is not surely where the file's other moves put it)
+        self.unsettled: set[str] = set()
 
     def argument(self, args: CallArgs, param: str) -> Optional[cst.BaseExpression]:
         """The expression a call gives ``param``."""
@@ -154,14 +157,17 @@ def _direct(scan: _Scan, fn: _Function) -> None:
         while type(value) is cst.Call and type(value.func) is cst.Attribute:
             method = value.func.attr.value
             receiver = value.func.value
-            if method in MODULE_DEVICE_METHODS and method != "cpu":
-                param = _param_of(scan, receiver, fn.scope)
-                if param and param in fn.names and param not in fn.moves:
-                    args = CallArgs(value)
-                    target = args.kw.get("device") or (args.pos[0] if args.pos and method == "to" else None)
-                    device, by = (CUDA, None) if method == "cuda" else _device_of(scan, target, fn.scope, fn.scope)
-                    if device is not None or by is not None:
-                        fn.moves[param] = _Move(device, by, value, fn.label)
+            param = _param_of(scan, receiver, fn.scope) if method in MODULE_DEVICE_METHODS else None
+            if method == "cpu" and param and param in fn.names:
+                fn.unsettled.add(param)
+            elif param and param in fn.names and param not in fn.moves:
+                args = CallArgs(value)
+                target = args.kw.get("device") or (args.pos[0] if args.pos and method == "to" else None)
+                device, by = (CUDA, None) if method == "cuda" else _device_of(scan, target, fn.scope, fn.scope)
+                if device is not None or by is not None:
+                    fn.moves[param] = _Move(device, by, value, fn.label)
+                else:
+                    fn.unsettled.add(param)
             value = receiver
 
 
@@ -187,13 +193,14 @@ def _resolve(scan: _Scan, move: _Move, callee: _Function, args: CallArgs,
 
 
 def moves_through_calls(scan: _Scan, module: cst.Module, scopes: list[_Scope],
-                        new_scope: ScopeMaker) -> Iterator[tuple[str, Device, cst.Call, str]]:
+                        new_scope: ScopeMaker) -> Iterator[tuple[str, Optional[Device], cst.Call, str]]:
     """``(class, device, move, how)`` for each instance of a module class of the file that a call
     (in one of ``scopes``) gives to a function that moves it (``how``: `` in `train`, called at
-    line 25``)."""
+    line 25``); ``device`` is ``None`` when the call does not say where."""
     functions = _callables(module, new_scope)
     for fn in functions.values():
         _direct(scan, fn)
+    yield from _unsettling(scan, functions, scopes)
     if not any(fn.moves for fn in functions.values()):
         return
     for _ in range(_ROUNDS):
@@ -219,8 +226,26 @@ def moves_through_calls(scan: _Scan, module: cst.Module, scopes: list[_Scope],
                 given = callee.argument(args, param)
                 cls = scan.instance_class(given, scope) if given is not None else None
                 device, _ = _resolve(scan, move, callee, args, scope)
-                if cls and device is not None:
+                if cls:
                     yield cls, device, move.call, f" in `{move.where}`, called{scan.where(call)}"
+
+
+def _unsettling(scan: _Scan, functions: dict[str, _Function],
+                scopes: list[_Scope]) -> Iterator[tuple[str, Optional[Device], cst.Call, str]]:
+    """``(class, None or the CPU, call, "")`` for each instance of a module class of the file
+    given to a function that moves it to the CPU or to a device it does not name."""
+    for scope in scopes:
+        for call in _calls(scope):
+            func = call.func
+            callee = functions.get(func.value) if type(func) is cst.Name else None
+            if callee is None or not callee.unsettled:
+                continue
+            args = CallArgs(call)
+            for param in callee.unsettled:
+                given = callee.argument(args, param)
+                cls = scan.instance_class(given, scope) if given is not None else None
+                if cls:
+                    yield cls, None, call, ""
 
 
 def _local_calls(functions: dict[str, _Function], scope: _Scope) -> Iterator[tuple[cst.Call, _Function]]:

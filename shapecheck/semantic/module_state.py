@@ -28,6 +28,7 @@ from shapecheck.semantic.model import SemanticModel
 from shapecheck.semantic.module_moves import moves_through_calls
 from shapecheck.semantic.syntax import CallArgs, all_params, dotted_name, is_name, sub_blocks
 from shapecheck.semantic.torch_api import MODULE_DEVICE_METHODS, MODULE_METHODS_RETURNING_SELF
+from shapecheck.semantic.walk import walk
 
 #: wrappers whose first argument is the module they run (moving the wrapper moves it)
 _WRAPPERS = frozenset({
@@ -183,6 +184,13 @@ class _Scan:
 
     def moves(self, scope: _Scope) -> Iterator[tuple[str, Device, cst.Call]]:
         """``(class, device, call)`` for each move of an instance of a module class in ``scope``."""
+        for cls, dev, call in self.any_moves(scope):
+            if dev is not None:
+                yield cls, dev, call
+
+    def any_moves(self, scope: _Scope) -> Iterator[tuple[str, Optional[Device], cst.Call]]:
+        """``(class, device or None when unknown, call)`` for each move of an instance of a module
+        class in ``scope``."""
         for small in scope.smalls:
             value = getattr(small, "value", None)
             while type(value) is cst.Call and type(value.func) is cst.Attribute:
@@ -191,8 +199,8 @@ class _Scan:
                 if method in MODULE_DEVICE_METHODS:
                     cls = self.instance_class(receiver, scope)
                     held = {cls} if cls is not None else self.contained_classes(receiver, scope)
-                    dev = self.move_device(value, method, scope) if held else None
-                    if dev is not None:
+                    if held:
+                        dev = self.move_device(value, method, scope)
                         for one in sorted(held):
                             yield one, dev, value
                 value = receiver
@@ -284,6 +292,112 @@ def _either(devices: list[Optional[Device]]) -> Optional[Device]:
     return MAYBE_CUDA if found in ({CPU, CUDA}, {CPU, MAYBE_CUDA}, {CPU, CUDA, MAYBE_CUDA}) else None
 
 
+def _steady(moves: list[tuple[str, Optional[Device], cst.Call, str]]) -> dict[str, Device]:
+    """The classes whose every move of the file names one device (not the CPU): an instance is
+    on it once moved, whatever runs between (a move to an unknown device unsettles it)."""
+    seen: dict[str, set[Optional[Device]]] = {}
+    for cls, dev, _, _ in moves:
+        seen.setdefault(cls, set()).add(dev)
+    return {cls: dev for cls, devs in seen.items() if len(devs) == 1
+            for dev in devs if dev is not None and dev != CPU}
+
+
+def global_bindings(model: SemanticModel) -> dict[str, Fact]:
+    """The module-level names (bound once) a function starts with, seen through
+    :func:`~shapecheck.semantic.scopes.global_view`, except that a module keeps its device when
+    the file moves it (the name itself, or every instance of its class) to that one device only
+    and never gives it to a call: bound once at module level and already moved there, it stays
+    there at every call (``model.steady_devices``)."""
+    from shapecheck.semantic.scopes import global_view
+
+    steady = model.steady_devices
+    module_env = model.scopes.module.env
+    env: dict[str, Fact] = {}
+    for name in model.module_globals:
+        f = module_env.get(name)
+        if f is None:
+            continue
+        seen = global_view(f)
+        if f.kind == MODULE and f.device is not None and f.device == steady.get(name):
+            # a module never moved nor given away also keeps the weights it was built with
+            seen = seen.with_(device=f.device, params=f.params if steady.get(name) == CPU else None)
+        env[name] = seen
+    return env
+
+
+def _steady_names(scan: _Scan, scopes: list[_Scope]) -> dict[str, Device]:
+    """The module-level names every move of the file (``netG.to(device)``, also in a function
+    that does not bind the name) sends to one device (not the CPU), and that no call is given
+    (a helper or a wrapper may move what it is given)."""
+    top = scopes[0]
+    seen: dict[str, set[Optional[Device]]] = {}
+    given = _given(scopes)
+    for small in top.smalls:  # `netG = Generator().to(device)`
+        value = getattr(small, "value", None)
+        if type(small) is cst.Assign and len(small.targets) == 1 and type(small.targets[0].target) is cst.Name \
+                and type(value) is cst.Call and type(value.func) is cst.Attribute \
+                and value.func.attr.value in MODULE_DEVICE_METHODS:
+            name = small.targets[0].target.value
+            seen.setdefault(name, set()).add(scan.move_device(value, value.func.attr.value, top))
+    for scope in scopes:
+        for small in scope.smalls:
+            for node in walk(small):
+                if type(node) is not cst.Call:
+                    continue
+                func = node.func
+                if type(func) is not cst.Attribute or func.attr.value not in MODULE_DEVICE_METHODS \
+                        or type(func.value) is not cst.Name:
+                    continue
+                name = func.value.value
+                if scope is not top and (name in scope.assigned or name in scope.params):
+                    continue
+                seen.setdefault(name, set()).add(scan.move_device(node, func.attr.value, scope))
+    steady = {name: dev for name, devs in seen.items() if len(devs) == 1 and name in top.assigned
+              and name not in given for dev in devs if dev is not None and dev != CPU}
+    for name in _only_run(scan.module) & set(top.assigned):
+        steady.setdefault(name, CPU)
+    return steady
+
+
+def _given(scopes: list[_Scope]) -> set[str]:
+    """The names some call of the file is given (``train(model)``, ``wrap(m=model)``)."""
+    given: set[str] = set()
+    for scope in scopes:
+        for small in scope.smalls:
+            for node in walk(small):
+                if type(node) is cst.Call:
+                    given.update(a.value.value for a in node.args if type(a.value) is cst.Name)
+    return given
+
+
+#: what reading these attributes of a module leaves it where it is
+_KEEPING_ATTRIBUTES = frozenset({
+    "parameters", "named_parameters", "buffers", "named_buffers", "modules", "named_modules", "children",
+    "eval", "train", "state_dict", "load_state_dict", "zero_grad", "forward",
+})
+
+
+def _only_run(module: cst.Module) -> set[str]:
+    """The names every occurrence of which in the file (but one assignment) calls them or reads
+    a device-keeping attribute (``criterion(out, y)``, ``model.parameters()``): never moved, never
+    given away, never aliased, so a module bound to one stays where it was built."""
+    safe: set[int] = set()
+    names: dict[str, list[cst.Name]] = {}
+    bound: dict[str, int] = {}
+    for node in walk(module, into_defs=True):
+        if type(node) is cst.Name:
+            names.setdefault(node.value, []).append(node)
+        elif type(node) is cst.Call and type(node.func) is cst.Name:
+            safe.add(id(node.func))
+        elif type(node) is cst.Attribute and type(node.value) is cst.Name and node.attr.value in _KEEPING_ATTRIBUTES:
+            safe.add(id(node.value))
+        elif type(node) is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name:
+            safe.add(id(node.targets[0].target))
+            name = node.targets[0].target.value
+            bound[name] = bound.get(name, 0) + 1
+    return {name for name, found in names.items() if bound.get(name) == 1 and all(id(n) in safe for n in found)}
+
+
 def _method(class_def: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:
     for stmt in class_def.body.body:
         if type(stmt) is cst.FunctionDef and stmt.name.value == name:
@@ -342,6 +456,7 @@ def scan_placements(model: SemanticModel, module: cst.Module, text: str) -> None
     model.external_attrs = external if "setattr(" not in text else None
     model.custom_collate = "collate_fn" in text
     model.custom_transform = "Lambda(" in text
+    model.steady_devices = _steady_names(_Scan(model, module, text, {}), scopes)
     if ".cuda(" not in text and ".to(" not in text:
         return
     saved = model.classes
@@ -362,10 +477,17 @@ def scan_placements(model: SemanticModel, module: cst.Module, text: str) -> None
     scan.top = scopes[0]
     direct: dict[str, tuple[Device, cst.Call, str]] = {}
     rank = {CUDA: 0, MPS: 1, MAYBE_CUDA: 2}
-    found = [(cls, dev, call, "") for scope in scopes for cls, dev, call in scan.moves(scope)]
-    for cls, dev, call, how in found + list(moves_through_calls(scan, module, scopes, _Scope)):
-        if dev in rank and (cls not in direct or rank[dev] < rank[direct[cls][0]]):
+    found = [(cls, dev, call, "") for scope in scopes for cls, dev, call in scan.any_moves(scope)]
+    found += list(moves_through_calls(scan, module, scopes, _Scope))
+    for cls, dev, call, how in found:
+        if dev is not None and dev in rank and (cls not in direct or rank[dev] < rank[direct[cls][0]]):
             direct[cls] = (dev, call, how)
+    by_class = _steady(found)
+    given = _given(scopes) if by_class else set()
+    for name in scan.top.assigned:  # `model = Net()` bound once, its class moved to one device only
+        held = scan.instance_class(cst.Name(name), scan.top) if name not in given else None
+        if held and held in by_class and name not in model.steady_devices:
+            model.steady_devices[name] = by_class[held]
     if not direct:
         return
     fixed = {name for name, c in classes.items() if _moves_itself(c)}

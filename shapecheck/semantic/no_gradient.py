@@ -34,8 +34,8 @@ PYTHON_NUMBER = f"`.item()`, a Python number {DETACHED}"
 _REDUCTIONS = frozenset({"sum", "mean"})
 #: legacy constructors that copy Python numbers into a new tensor (``torch.Tensor([loss.item()])``)
 _NUMBER_CONSTRUCTORS = frozenset({"Tensor", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor"})
-_COMPARISON_OPERATORS = (cst.Equal, cst.NotEqual, cst.LessThan, cst.LessThanEqual, cst.GreaterThan,
-                         cst.GreaterThanEqual)
+_COMPARISON_OPERATORS = frozenset({cst.Equal, cst.NotEqual, cst.LessThan, cst.LessThanEqual, cst.GreaterThan,
+                                   cst.GreaterThanEqual})
 
 
 def _torch_name(ev: Any, expr: cst.BaseExpression) -> Optional[str]:
@@ -81,7 +81,7 @@ def no_gradient_source(ev: Any, expr: cst.BaseExpression) -> Optional[str]:
             if index_pair is not None:
                 return index_pair
         if tp is cst.Comparison:
-            if any(isinstance(t.operator, _COMPARISON_OPERATORS) for t in expr.comparisons):  # type: ignore[attr-defined]
+            if any(type(t.operator) in _COMPARISON_OPERATORS for t in expr.comparisons):  # type: ignore[attr-defined]
                 return "a comparison"
             return None
         if tp is cst.BinaryOperation:
@@ -130,9 +130,9 @@ def no_gradient_source(ev: Any, expr: cst.BaseExpression) -> Optional[str]:
 def _arithmetic_source(ev: Any, expr: cst.BinaryOperation) -> Optional[str]:
     """``1 - acc``, ``acc * 100``, ``wrong_a + wrong_b``: what made the operands non-differentiable,
     when every operand that is not a number literal is."""
-    sources = [None if isinstance(side, (cst.Integer, cst.Float)) else no_gradient_source(ev, side)
-               for side in (expr.left, expr.right)]
-    numbers = [isinstance(side, (cst.Integer, cst.Float)) for side in (expr.left, expr.right)]
+    numbers = [type(side) is cst.Integer or type(side) is cst.Float for side in (expr.left, expr.right)]
+    sources = [None if number else no_gradient_source(ev, side)
+               for side, number in zip((expr.left, expr.right), numbers)]
     if all(src is not None or number for src, number in zip(sources, numbers)) and not all(numbers):
         return next(src for src in sources if src is not None)
     return None

@@ -116,7 +116,7 @@ def saving_op(
     name = torch_name(resolve, node.func)
     if name is not None:
         short = name.split(".")[-1]
-        if name.startswith("nn.functional.") or "." not in name:
+        if name.startswith(("nn.functional.", "linalg.")) or "." not in name:
             if short in UNARY_SAVES and args:
                 return short, args[0], None
             if short in BINARY_SAVES and len(args) >= 2:

@@ -129,12 +129,21 @@ class Definitions:
     #: id of a FunctionDef of this file -> (id of a call -> the facts it gives the parameters),
     #: for the calls of the walk that rules see (:mod:`~shapecheck.semantic.call_sites`)
     sites: dict = field(default_factory=dict)
+    #: (class, method name, exact) -> what :meth:`method` found (the classes are fixed once indexed)
+    found_methods: dict = field(default_factory=dict, compare=False, repr=False)
 
     def method(self, class_name: str, name: str, exact: bool) -> Optional[cst.FunctionDef]:
         """``name`` of class ``class_name``, found in the class or its bases of this file.
 
         ``exact``: the instance is of this very class (``model(x)``); otherwise (``self.f()``)
         an override in a class of this file that derives from it makes the answer unknown."""
+        key = (class_name, name, exact)
+        if key in self.found_methods:
+            return self.found_methods[key]
+        found = self.found_methods[key] = self._method(class_name, name, exact)
+        return found
+
+    def _method(self, class_name: str, name: str, exact: bool) -> Optional[cst.FunctionDef]:
         if not exact and any(name in info.methods and self._derives(other, class_name)
                              for other, info in self.classes.items() if other != class_name):
             return None

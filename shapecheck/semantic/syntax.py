@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Optional, Sequence, Union
 
 import libcst as cst
 
@@ -21,6 +21,16 @@ def dotted_name(expr: cst.CSTNode) -> Optional[str]:
         parts.append(expr.value)  # type: ignore[attr-defined]
         return ".".join(reversed(parts))
     return None
+
+
+def string_value(node: cst.SimpleString) -> Union[str, bytes]:
+    """``node.evaluated_value`` (which runs ``ast.literal_eval``), read directly for a literal
+    without prefix, backslash, carriage return or NUL: the text between its quotes."""
+    raw = node.value
+    if raw[0] in "'\"" and "\\" not in raw and "\r" not in raw and "\0" not in raw:
+        quotes = 3 if raw[:3] in ('"""', "'''") and len(raw) >= 6 else 1
+        return raw[quotes:-quotes]
+    return node.evaluated_value
 
 
 def int_literal(expr: cst.CSTNode) -> Optional[int]:

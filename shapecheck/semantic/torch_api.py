@@ -241,6 +241,9 @@ REDUCTION_PAIR_FUNCTIONS = frozenset({"std_mean", "var_mean"})
 NO_GRAD_RESULT_OPS = BOOL_RESULT_ELEMENTWISE | {
     "argmax", "argmin", "argsort", "count_nonzero", "any", "all", "nonzero",
 }
+#: ``torch`` functions whose result is an ``int64`` tensor of indices or counts (``bincount``
+#: without ``weights``), verified on torch 2.13.
+INT64_RESULT_FUNCTIONS = frozenset({"bincount", "bucketize", "searchsorted", "multinomial"})
 #: Step functions: their result requires grad, but the gradient is zero everywhere.
 ZERO_GRADIENT_OPS = frozenset({"round", "floor", "ceil", "trunc", "sign"})
 #: Ops whose result gives its input no useful gradient: none at all, or zero.
@@ -269,6 +272,30 @@ UNARY_SAVES: Mapping[str, frozenset[str]] = MappingProxyType({
         "hardtanh", "relu6", "logsigmoid",
     )},
     **{name: frozenset() for name in ("neg", "sum", "mean", "sign")},
+    # norms save their input and their result (`_saved_self`, `_saved_result`)
+    **{name: frozenset({SELF, RESULT}) for name in ("norm", "vector_norm")},
+})
+
+#: ``nn`` layers (class names) that save their input for the gradient of their weight: the input
+#: is saved whenever the layer's parameters require grad, whether or not the input does
+#: (verified on torch 2.13: changing the input in place after the call makes backward raise).
+WEIGHT_LAYERS_SAVING_INPUT = frozenset({
+    "Linear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+    "LayerNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "PReLU",
+})
+#: ``nn`` layers that save their input when the input requires grad
+LAYERS_SAVING_INPUT = frozenset({
+    "GELU", "SiLU", "Mish", "ELU", "LeakyReLU", "Softplus", "Hardswish", "MaxPool1d", "MaxPool2d",
+    "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "RMSNorm", "InstanceNorm1d", "InstanceNorm2d",
+    "InstanceNorm3d", *WEIGHT_LAYERS_SAVING_INPUT,
+})
+#: ``nn`` layers that save their output when their input requires grad
+LAYERS_SAVING_RESULT = frozenset({"ReLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax"})
+#: ``nn.functional`` functions that save their input for the gradient of a weight argument:
+#: the position of that argument (also accepted as ``weight=``)
+FUNCTIONS_SAVING_INPUT_FOR_WEIGHT: Mapping[str, int] = MappingProxyType({
+    "nn.functional.linear": 1, "nn.functional.conv1d": 1, "nn.functional.conv2d": 1,
+    "nn.functional.conv3d": 1, "nn.functional.layer_norm": 2, "nn.functional.group_norm": 2,
 })
 
 # binary saves, keyed by (self requires grad, other requires grad)
@@ -384,6 +411,12 @@ DEVICE_MATCHING_METHODS = frozenset({
 })
 #: Tensor methods whose first argument is a mask that must sit on the receiver's device.
 MASK_METHODS = frozenset({"masked_fill", "masked_fill_"})
+#: ``torch`` functions (and the Tensor methods of the same name) taking an index tensor that must sit
+#: on the input's device: name -> (the index's position in the function form, its keyword); the
+#: method form has it one position earlier
+INDEX_ARGUMENT_OPS: Mapping[str, tuple[int, str]] = MappingProxyType({
+    "gather": (2, "index"), "take_along_dim": (1, "indices"), "index_select": (2, "index"),
+})
 #: ``torch`` functions that join a sequence of tensors (one device for all).
 CONCAT_FUNCTIONS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack"})
 
@@ -569,3 +602,16 @@ FUNCTIONAL_RESULT_LAYOUT: Mapping[str, str] = MappingProxyType({
 })
 #: the ``"format"`` functions whose 3-d result is contiguous whatever the input's order
 FORMAT_CONTIGUOUS_3D = frozenset("conv1d conv_transpose1d max_pool1d interpolate pad".split())
+#: the ``F`` function of :data:`FUNCTIONAL_RESULT_LAYOUT` that a ``torch.nn`` layer's ``forward``
+#: calls on its input, so its output is laid out as that function's (verified on torch 2.13, CPU)
+NN_LAYER_FUNCTION: Mapping[str, str] = MappingProxyType({
+    **{f"{layer}{n}d": f"{function}{n}d" for n in (1, 2, 3) for layer, function in (
+        ("Conv", "conv"), ("ConvTranspose", "conv_transpose"), ("MaxPool", "max_pool"), ("AvgPool", "avg_pool"),
+        ("AdaptiveAvgPool", "adaptive_avg_pool"), ("AdaptiveMaxPool", "adaptive_max_pool"), ("Dropout", "dropout"))
+        if f"{function}{n}d" in FUNCTIONAL_RESULT_LAYOUT},
+    **{f"{layer}{n}d": function for n in (1, 2, 3) for layer, function in (
+        ("BatchNorm", "batch_norm"), ("InstanceNorm", "instance_norm"))},
+    "LayerNorm": "layer_norm", "GroupNorm": "group_norm", "RMSNorm": "rms_norm", "Softmax": "softmax",
+    "LogSoftmax": "log_softmax", "Softmin": "softmin", "Upsample": "interpolate", "PixelShuffle": "pixel_shuffle",
+    "PixelUnshuffle": "pixel_unshuffle", "LocalResponseNorm": "local_response_norm",
+})

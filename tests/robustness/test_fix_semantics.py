@@ -1,6 +1,6 @@
 """A fix never changes what a working program does, beyond the bug its rule reports (issue 9, item 2).
 
-Every fixable rule (SC101, SC303, SC309, SC402, SC403, SC404, SC605) meets adversarial programs:
+Every fixable rule (SC101, SC309, SC310, SC402, SC403, SC404, SC605) meets adversarial programs:
 names a function only reads (module-level, shadowed by a comprehension), names declared
 ``global``/``nonlocal``, parameter slots, leaves that require grad, parameters without evidence
 that they are tensors, ``**options``, f-strings, loops over ``.parameters()`` of a non-module,
@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 from shapecheck.engine.runner import fix_text, lint_text
 from shapecheck.rules.catalog import all_rules, get_rule
 
-FIXABLE = ("SC101", "SC303", "SC309", "SC402", "SC403", "SC404", "SC605")
+FIXABLE = ("SC101", "SC309", "SC310", "SC402", "SC403", "SC404", "SC605")
 #: the outcome does not change
 SAME = "same"
 
@@ -190,27 +190,27 @@ CASES = [
         (),
         why="`**opts` may hold device=: not a finding (a fix would pass device twice: TypeError)",
     ),
-    # ----------------------------------------------------------------- SC303: .data
+    # ----------------------------------------------------------------- SC310: .data
     Case(
-        "sc303_read_through_numpy",
+        "sc310_read_through_numpy",
         "import torch\n\nw = torch.arange(3.0, requires_grad=True)\nv = w.data.numpy()\nprint(v.tolist())\n",
-        ((4, "SC303", "[*]"),),
+        ((4, "SC310", "[*]"),),
     ),
     Case(
-        "sc303_inplace_on_shared_result",
+        "sc310_inplace_on_shared_result",
         "import torch\n\nw = torch.ones(3, requires_grad=True)\nloss = (w * w).sum()\nv = w.data.cpu()\n"
         "v.mul_(0)\nloss.backward()\nprint(w.grad.tolist())\n",
-        ((5, "SC303", "[*]"),),
+        ((5, "SC310", "[*]"),),
         safe="!RuntimeError",
         unsafe="!RuntimeError",
         why="the bug: the gradient was silently wrong ([0, 0, 0] for 2w = [2, 2, 2]); now autograd raises",
     ),
     Case(
-        "sc303_parameters_of_a_non_module",
+        "sc310_parameters_of_a_non_module",
         "import numpy as np\nimport torch\n\n\nclass Holder:\n    def parameters(self):\n"
         "        return [np.arange(3)]\n\n\ndef dump(model):\n    for p in model.parameters():\n"
         "        print(p.data.tolist())\n\n\ndump(Holder())\n",
-        ((12, "SC303", "[-]"),),
+        ((12, "SC310", "[-]"),),
         unsafe="!AttributeError",
         why="unsafe: only the method name says p is a parameter; a NumPy array's .data has no .detach()",
     ),
@@ -368,12 +368,12 @@ def test_fixed_programs_behave_as_documented(corpus, case):
 
 def test_safe_fixes_never_break_a_program_that_ran(corpus):
     """Across the table, a program that ran still runs after ``--fix``, but for the one whose
-    gradient was silently wrong: autograd now says so (the bug SC303 reports)."""
+    gradient was silently wrong: autograd now says so (the bug SC310 reports)."""
     broken = [
         case.name for case in CASES
         if "!" not in corpus["outcome"]["orig", case.name] and "!" in corpus["outcome"]["safe", case.name]
     ]
-    assert broken == ["sc303_inplace_on_shared_result"]
+    assert broken == ["sc310_inplace_on_shared_result"]
 
 
 def test_the_issue_programs_keep_running_and_say_why_there_is_no_fix(corpus):

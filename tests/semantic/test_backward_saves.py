@@ -204,15 +204,19 @@ def test_the_silent_loop_pass_records_nothing_twice():
     assert [r.op for records in state.shared.saved.values() for r in records] == ["x.exp()"]
 
 
-def test_files_and_functions_without_a_backward_pass_keep_no_records():
+def test_files_without_a_backward_pass_keep_no_records():
     assert _changed("y = x.exp()\ny.add_(1)\nreveal(y)\n") == [[]]
+
+
+def test_plain_functions_keep_records_for_what_they_return():
+    # a plain function's result may be differentiated by its caller: its saves are kept
     assert _changed("""\
         def f():
             y = x.exp()
             y.add_(1)
             reveal(y)
         x.grad
-    """) == [[]]
+    """) == [[("x.exp()", "y", "result", "y.add_(1)")]]
 
 
 def test_join_of_one_state_is_itself_and_roles_follow_the_tables():

@@ -119,8 +119,26 @@ def test_fields_that_differ_become_unknown_and_equal_ones_stay():
     b = a.with_(shape=Shape.of((2, 4)), grad=NON_LEAF)
     out = join(a, b)
     assert out.kind is TENSOR and out.layout is CONTIGUOUS and out.dtype_kind is DtypeKind.FLOAT
-    assert out.shape is None  # whole shapes, not dim by dim
+    assert out.shape == Shape.of((2, None))  # the rank and the sizes both paths agree on
     assert out.grad is None
+
+
+@pytest.mark.parametrize("a, b, joined", [
+    (Shape.of((2, 3)), Shape.of((2, 3)), Shape.of((2, 3))),
+    (Shape.of(("n", 3)), Shape.of(("n", 10)), Shape.of(("n", None))),
+    (Shape.of((2, 3)), Shape.of((2, 3, 1)), None),
+    (Shape.of((2, 3)), Shape((None,) * 2, rest_at=2), None),
+    (Shape.of((2, 3)), None, None),
+])
+def test_shapes_join_to_the_rank_and_sizes_both_paths_say(a, b, joined):
+    assert join(Fact(kind=TENSOR, shape=a), Fact(kind=TENSOR, shape=b, grad=NO_GRAD)).shape == joined
+
+
+def test_strides_join_only_with_the_shape_they_were_computed_for():
+    a = Fact(kind=TENSOR, shape=Shape.of((2, 3)), strides=(3, 1))
+    assert join(a, a.with_(shape=Shape.of((4, 3)))).strides is None
+    assert join(a, a.with_(strides=(1, 2))).strides is None
+    assert join(a, a.with_(grad=NO_GRAD)).strides == (3, 1)
 
 
 def test_constants_join_only_when_of_the_same_type():

@@ -36,8 +36,11 @@ class Net(nn.Module):
         ("m = nn.Conv2d(3, 8, 3)\nreveal(m.forward(torch.randn(1, 3, 8, 8)))", (TENSOR, CPU, NON_LEAF)),
         ("m = nn.Embedding(10, 4)\nreveal(m(torch.tensor([1, 2])))", (TENSOR, CPU, NON_LEAF)),
         ("m = nn.Linear(3, 2)\nwith torch.no_grad():\n    reveal(m(torch.randn(4, 3)))", (TENSOR, CPU, NO_GRAD)),
+        # a module-level layer that the file never moves nor gives away stays on the CPU in functions
         ("m = nn.Linear(3, 2)\n@torch.inference_mode()\ndef f():\n    reveal(m(torch.randn(4, 3)))",
-         (TENSOR, None, NO_GRAD)),
+         (TENSOR, CPU, NO_GRAD)),
+        ("m = nn.Linear(3, 2)\n@torch.inference_mode()\ndef f():\n    reveal(m(torch.randn(4, 3)))\n"
+         "def g(d):\n    m.to(d)", (TENSOR, None, NO_GRAD)),
         ("m = nn.Linear(3, 2)\nm.requires_grad_(False)\nreveal(m(torch.randn(4, 3)))", (TENSOR, CPU, NO_GRAD)),
         ("m = nn.Linear(3, 2).requires_grad_(False)\nw = torch.randn(4, 3, requires_grad=True)\nreveal(m(w))",
          (TENSOR, CPU, NON_LEAF)),

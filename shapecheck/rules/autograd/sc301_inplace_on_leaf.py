@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import libcst as cst
 
+from shapecheck.rules.autograd.layer_narrowing import narrowed_layer
 from shapecheck.rules.autograd.inplace import augassign_target, inplace_call_targets, subscript_targets
 from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.messages import short
 from shapecheck.rules.helpers.scopes import grad_enabled
-from shapecheck.semantic.facts import LEAF_REQUIRES_GRAD
+from shapecheck.semantic.facts import INT, LEAF_REQUIRES_GRAD
+from shapecheck.semantic.inplace import view_base
+from shapecheck.semantic.syntax import is_number
 
 _LEAF_FIX_HINT = "do it under `with torch.no_grad():`, or work on a non-leaf copy"
 
@@ -29,7 +32,11 @@ Flags an in-place change of a leaf tensor that requires grad (`requires_grad=Tru
 augmented assignment (`w += 1`), item and slice assignment (`w[0] = 1`), `out=w`, and
 `F.relu(w, inplace=True)`, when grad mode is on. Under `torch.no_grad()`,
 `torch.inference_mode()`, `torch.set_grad_enabled(False)` and in functions decorated with them
-it stays silent, and so it does for `nn.init.*_` functions.
+it stays silent, and so it does for `nn.init.*_` functions. An in-place method on a slice of
+such a leaf (`w[:, 0::2].copy_(...)`) is flagged too (a view of a leaf). Inside `if
+isinstance(m, nn.Linear):` (the usual weight-init function run by `model.apply`), `m.weight` and
+`m.bias` are parameters: `m.weight.normal_(0, 0.02)` is flagged, unless a `with torch.no_grad()`
+block of the file names the function (its caller may run it with grad mode off).
 
 ## Why is this bad?
 Autograd accumulates the gradient of a leaf into `.grad`; it cannot record an in-place change
@@ -51,6 +58,16 @@ v = w + 1                     # or a new, non-leaf tensor that autograd tracks
 ```
 """
     valid = (
+        # the caller turns grad mode off; `.data`; `nn.init`; the `else` of the test
+        "import torch\nimport torch.nn as nn\ndef init_weights(m):\n    if isinstance(m, nn.Linear):\n"
+        "        m.weight.normal_(mean=0.0, std=0.02)\nnet = nn.Sequential(nn.Linear(2, 2))\n"
+        "with torch.no_grad():\n    net.apply(init_weights)\n",
+        "import torch.nn as nn\ndef init_weights(m):\n    if isinstance(m, (nn.Linear, nn.Conv2d)):\n"
+        "        m.weight.data.normal_(mean=0.0, std=0.02)\n        nn.init.zeros_(m.bias)\n",
+        "import torch.nn as nn\ndef init_weights(m):\n    if isinstance(m, nn.Linear):\n        pass\n"
+        "    else:\n        m.weight.fill_(1.0)\n",
+        "import torch\nimport torch.nn as nn\nE = nn.Parameter(torch.zeros(6, 4))\nwith torch.no_grad():\n"
+        "    E[:, 0::2].copy_(torch.ones(6, 2))\n",
         "import torch\nw = torch.randn(3, requires_grad=True)\nwith torch.no_grad():\n    w.add_(1)\n",
         "import torch\nw = torch.randn(3, requires_grad=True)\nwith torch.inference_mode():\n    w.zero_()\n",
         "import torch\nw = torch.randn(3, requires_grad=True)\nwith torch.set_grad_enabled(False):\n    w.mul_(2)\n",
@@ -62,6 +79,16 @@ v = w + 1                     # or a new, non-leaf tensor that autograd tracks
         "import torch\nw = torch.randn(3, requires_grad=True)\nw = w + 1\nw.add_(1)\n",
     )
     invalid = (
+        # `isinstance` makes `m.weight` a parameter of an `nn.Linear`
+        "import torch.nn as nn\ndef init_weights(m):\n    if isinstance(m, nn.Linear):\n"
+        "        m.weight.normal_(mean=0.0, std=0.02)  # <--\nnet = nn.Sequential(nn.Linear(2, 2))\n"
+        "net.apply(init_weights)\n",
+        # the slices of a parameter written by one unpacking assignment
+        "import torch\nimport torch.nn as nn\nE = nn.Parameter(torch.zeros(6, 4))\n"
+        "E[:, 0::2], E[:, 1::2] = torch.zeros(6, 2), torch.ones(6, 2)  # <--\n",
+        # a slice of a parameter is a view of a leaf
+        "import torch\nimport torch.nn as nn\nE = nn.Parameter(torch.zeros(6, 4))\n"
+        "E[:, 0::2].copy_(torch.ones(6, 2))  # <--\n",
         "import torch\nx = torch.tensor([1.0], requires_grad=True)\nx.add_(1)  # <--\n",
         "import torch\nx = torch.randn(10, requires_grad=True)\ny = x * x\nx.relu_()  # <--\nloss = y.sum()\n",
         "import torch\nw = torch.randn(3, requires_grad=True)\nw += 1  # <--\n",
@@ -70,21 +97,33 @@ v = w + 1                     # or a new, non-leaf tensor that autograd tracks
         "import torch\nw = torch.zeros(3).requires_grad_()\nw.uniform_(-1, 1)  # <--\n",
     )
 
-    def _check(self, target: cst.BaseExpression, how: str, node: cst.CSTNode, ctx) -> None:
+    def _check(self, target: cst.BaseExpression, how: str, node: cst.CSTNode, ctx, view: bool = False) -> None:
         fact = ctx.fact(target)
-        if fact.grad != LEAF_REQUIRES_GRAD:
-            return
         if grad_enabled(ctx, node) is not True:
             return
+        layer = narrowed_layer(ctx, target) if fact.grad is None else None
+        if fact.grad != LEAF_REQUIRES_GRAD and layer is None:
+            return
         name = short(ctx, target)
+        if layer is not None:
+            ctx.report(
+                node,
+                f"{how} changes `{name}` in place, but `{short(ctx, target.value)}` is an `{layer}` here "  # type: ignore[attr-defined]
+                f"(`isinstance`), so `{name}` is an `nn.Parameter`, a leaf tensor that requires grad: "
+                f"torch raises RuntimeError (a leaf Variable that requires grad is being used in an "
+                f"in-place operation); use `torch.nn.init` (`nn.init.normal_({name}, ...)`), or {_LEAF_FIX_HINT}",
+            )
+            return
         error = (
             "functions with out=... arguments don't support automatic differentiation"
             if how == "`out=`"
-            else "a leaf Variable that requires grad is being used in an in-place operation"
+            else f"a {'view of a ' if view else ''}leaf Variable that requires grad is being used in an "
+            "in-place operation"
         )
         ctx.report(
             node,
-            f"{how} changes `{name}` in place, but `{name}` is a leaf tensor that requires grad: "
+            f"{how} changes {'a slice of ' if view else ''}`{name}` in place, but `{name}` is a leaf tensor "
+            f"that requires grad: "
             f"torch raises RuntimeError ({error}); {_LEAF_FIX_HINT}",
         )
 
@@ -92,7 +131,11 @@ v = w + 1                     # or a new, non-leaf tensor that autograd tracks
         """In-place calls (``w.add_()``, ``torch.relu_(w)``, ``inplace=True``, ``out=w``) on a leaf
         that requires grad."""
         for target, how in inplace_call_targets(ctx, node):
-            self._check(target, how, node, ctx)
+            base = view_base(target, lambda index: is_number(index) or ctx.fact(index).kind == INT)
+            if base is not None and ctx.fact(base).grad == LEAF_REQUIRES_GRAD:
+                self._check(base, how, node, ctx, view=True)
+            else:
+                self._check(target, how, node, ctx)
 
     def visit_AugAssign(self, node: cst.AugAssign, ctx) -> None:
         """``w += 1`` on a leaf that requires grad."""

@@ -4,13 +4,15 @@
 from __future__ import annotations
 
 import re
+from typing import Iterator
 
 import libcst as cst
 
 from shapecheck.rules.autograd.backward_calls import BACKWARD_WORDS, backward_root
 from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.messages import short
-from shapecheck.semantic.backward_saves import differentiated
+from shapecheck.semantic.backward_saves import SaveRecord, differentiated
+from shapecheck.semantic.inplace_layers import inplace_layer_call
 
 #: a file that turns grad off for parameters (freezing): its modules' parameters may not require grad
 _FREEZES = re.compile(r"requires_grad_\(\s*False|requires_grad\s*=\s*False")
@@ -56,6 +58,18 @@ calls as `self.<name>(...)` (unless `forward` has a `with` block that may turn g
 An input an op saved is flagged there too (`y = h * self.w; h[:, 0] = 0`: the product saved `h`
 because the weight requires grad). A tensor computed from `forward`'s own input alone is not:
 whether that input requires grad depends on the caller (a module on data is correct).
+
+A layer with weights saves its input whatever that input is (`nn.Linear`, `nn.Conv2d`,
+`nn.LayerNorm`, `nn.BatchNorm2d`...: the weight's gradient needs it), and so does a module class
+of the file whose `forward` starts by passing its input to such a layer (or to
+`F.layer_norm(input, ..., self.weight)`), also when it is an element of a `ModuleList` the loop
+runs over: `x += self.attn(self.ln_1(x))` changes the `x` that `ln_1` saved. A layer built with
+`inplace=True` (`nn.ReLU(inplace=True)`, `nn.Dropout(p, inplace=True)`) changes its input: on a
+softmax output the dropout breaks backward unless its probability is 0 (the finding names that
+exception). An op that reads a slice of a buffer (`self.fc(out[:, t - 1])`) saves a view that
+shares the buffer's version counter: writing another slice (`out[:, t] = h`) breaks it. A plain
+function whose input requires grad at its call sites (`def softmax(s): e = torch.exp(s); e /=
+e.sum(1, keepdim=True); return e`) returns a tensor whose backward raises, and is flagged too.
 
 ## Why is this bad?
 Every tensor has a version counter that in-place ops bump. At `backward()`, autograd checks that
@@ -115,6 +129,23 @@ y.sum().backward()
         _NET + "        h = self.fc(x)\n        y = h * 2.0\n        h[:, 0] = 0\n        return y + h\n",
         _NET + "        buf = torch.zeros(x.shape[0], 3, 4)\n        h = x\n        for t in range(3):\n"
         "            h = torch.tanh(self.fc(h))\n            buf[:, t] = h\n        return buf\n",
+        # a new tensor; a layer that saves its output, not its input; an output no layer saved
+        _NET.replace("(4, 4)\n", "(4, 4)\n        self.ln = nn.LayerNorm(4)\n")
+        + "        x = x + self.fc(self.ln(x))\n        return x\n",
+        _NET.replace("(4, 4)\n", "(4, 4)\n        self.act = nn.ReLU()\n")
+        + "        h = self.fc(x)\n        h += self.act(h)\n        h += 1\n        return h\n",
+        # a dropout of probability 0 writes nothing; an in-place ReLU after a layer that saved its input
+        _NET.replace("(4, 4)\n", "(4, 4)\n        self.drop = nn.Dropout(0.0, inplace=True)\n")
+        + "        att = self.fc(x).softmax(-1)\n        att = self.drop(att)\n        return att\n",
+        _NET.replace("(4, 4)\n", "(4, 4)\n        self.bn = nn.BatchNorm1d(4)\n"
+                     "        self.act = nn.ReLU(inplace=True)\n")
+        + "        h = self.act(self.bn(self.fc(x)))\n        return h\n",
+        # a plain function called with grad mode off
+        "import torch\nimport torch.nn as nn\ndef softmax(s):\n    e = torch.exp(s)\n"
+        "    e /= e.sum(dim=1, keepdim=True)\n    return e\nclass Net(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 4)\n"
+        "    def forward(self, x):\n        return self.fc(x)\nnet = Net()\nwith torch.no_grad():\n"
+        "    p = softmax(net(torch.randn(2, 4)))\n",
     )
     invalid = (
         "import torch\nx = torch.randn(3, requires_grad=True)\ny = x.exp()\ny.add_(1)  # <--\ny.sum().backward()\n",
@@ -141,6 +172,20 @@ y.sum().backward()
         # `h * self.w` saves `h` (the weight requires grad): the output's backward needs it unchanged
         _NET.replace("(4, 4)\n", "(4, 4)\n        self.w = nn.Parameter(torch.ones(4))\n")
         + "        h = self.fc(x)\n        y = h * self.w\n        h[:, 0] = 0  # <--\n        return y\n",
+        # a layer with weights saves its input: `x += layer(x)` changes what it saved
+        _NET.replace("(4, 4)\n", "(4, 4)\n        self.ln = nn.LayerNorm(4)\n")
+        + "        x += self.fc(self.ln(x))  # <--\n        return x\n",
+        _NET + "        f = self.fc(x)\n        f /= f.norm(dim=1, keepdim=True)  # <--\n        return f\n",
+        _NET.replace("(4, 4)\n", "(4, 4)\n        self.act = nn.ReLU(inplace=True)\n")
+        + "        h = torch.sigmoid(self.fc(x))\n        h = self.act(h)  # <--\n        return h\n",
+        _NET.replace("(4, 4)\n", "(4, 4)\n        self.drop = nn.Dropout(0.1, inplace=True)\n")
+        + "        att = self.fc(x).softmax(-1)\n        att = self.drop(att)  # <--\n        return att\n",
+        # a view of the buffer read by the layer, then another slice written: one version counter
+        _NET + "        out = torch.zeros(x.shape[0], 5, 4)\n        out[:, 0] = x\n        for t in range(1, 5):\n"
+        "            h = torch.tanh(self.fc(out[:, t - 1]))\n            out[:, t] = h  # <--\n        return out\n",
+        # a plain function whose input requires grad at its call site
+        "import torch\ndef softmax(s):\n    e = torch.exp(s)\n    e /= e.sum(dim=1, keepdim=True)  # <--\n"
+        "    return e\nw = torch.randn(2, 4, requires_grad=True)\nsoftmax(w).sum().backward()\n",
     )
 
     def __init__(self) -> None:
@@ -150,20 +195,31 @@ y.sum().backward()
         """``forward`` of an ``nn.Module`` returns a value whose graph holds a saved tensor that
         was changed in place since: the forward is written to be differentiated, and backward
         through its output raises."""
-        if node.value is None or ctx.in_module_class is not True or ctx.grad_enabled is not True:
+        if node.value is None or ctx.grad_enabled is not True:
             return
         function, cls = ctx.function, ctx.class_def
-        if function is None or cls is None or not differentiated(function, cls):
+        if function is None:
             return
-        text = ctx.text
-        if text is None or _FREEZES.search(text):
+        if cls is None:
+            self._plain_return(node, ctx, function)
             return
-        for record, changed in ctx.changed_saves(node.value):
-            if id(changed) in self._reported:
+        if ctx.in_module_class is not True or not differentiated(function, cls):
+            return
+        for record, changed, name, what in self._changed_in_return(node, ctx):
+            layer = inplace_layer_call(ctx.qualname, cls, changed) if type(changed) is cst.Call else None
+            if layer is not None:
+                unless = f" unless `{layer.unless_zero}` is 0" if layer.unless_zero is not None else ""
+                ctx.report(
+                    changed,
+                    f"`{short(ctx, changed.func)}` is an `nn.{layer.layer}(..., inplace=True)`: it changes "  # type: ignore[attr-defined]
+                    f"`{name}` in place, but `{record.op}` saved {what} for backward, and "
+                    f"`{function.name.value}` returns a value computed from it: backward through the "
+                    f"module's output raises RuntimeError{unless} (one of the variables needed for "
+                    f"gradient computation has been modified by an inplace operation); build the layer "
+                    f"without `inplace=True`",
+                    condition=f"`{layer.unless_zero}` is 0" if layer.unless_zero is not None else None,
+                )
                 continue
-            self._reported.add(id(changed))
-            name = record.binding[0]
-            what = "its output" if record.role == "result" else f"`{name}`"
             ctx.report(
                 changed,
                 f"`{name}` is changed in place here, but `{record.op}` saved {what} for "
@@ -172,6 +228,34 @@ y.sum().backward()
                 f"gradient computation has been modified by an inplace operation); assign a new "
                 f"tensor instead (`{name} = ...`, `torch.where(...)`, `.masked_fill(...)`)",
             )
+
+    def _plain_return(self, node: cst.Return, ctx, function: cst.FunctionDef) -> None:
+        """A plain function returns a value whose graph holds a saved tensor changed in place
+        since: its ops saved tensors only because an input requires grad (known from the
+        function's call sites), so backward through what it returns raises."""
+        for record, changed, name, what in self._changed_in_return(node, ctx):
+            ctx.report(
+                changed,
+                f"`{name}` is changed in place here, but `{record.op}` saved {what} for "
+                f"backward (its input requires grad), and `{function.name.value}` returns a value "
+                f"computed from it: backward through the result raises RuntimeError (one of the "
+                f"variables needed for gradient computation has been modified by an inplace "
+                f"operation); assign a new tensor instead (`{name} = ...`)",
+            )
+
+    def _changed_in_return(self, node: cst.Return, ctx) -> Iterator[tuple[SaveRecord, cst.CSTNode, str, str]]:
+        """``(record, change, name, what was saved)`` for each saved tensor the returned value
+        needs that was changed in place since and not reported yet (none in a file that turns
+        ``requires_grad`` off)."""
+        text = ctx.text
+        if node.value is None or text is None or _FREEZES.search(text):
+            return
+        for record, changed in ctx.changed_saves(node.value):
+            if id(changed) in self._reported:
+                continue
+            self._reported.add(id(changed))
+            name = record.binding[0]
+            yield record, changed, name, "its output" if record.role == "result" else f"`{name}`"
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         """A backward call reports the saved tensors of its graph changed in place before it (the

@@ -1,89 +1,77 @@
-"""SC303 data-attribute: `.data` reads or writes a tensor behind autograd's back."""
+"""SC303 data-attribute: a change through `.data` while a graph that saved the tensor waits for its backward."""
 
 from __future__ import annotations
 
-from typing import Optional
-
 import libcst as cst
 
+from shapecheck.rules.autograd.data_uses import (
+    changes_values,
+    cut_from_loss,
+    graph_waiting,
+    harmless_use,
+    is_data_attr,
+    requires_grad_evidence,
+)
 from shapecheck.rules.autograd.loss_calls import loss_prediction
-from shapecheck.rules.autograd.parameters import guessed_parameter, parameter_by_loop
-from shapecheck.rules.base import Example, Fix, Rule, register
+from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.calls import dotted_name, method_call
 from shapecheck.rules.helpers.messages import short
-from shapecheck.semantic.torch_api import LAYER_PARAMETER_NAMES, TENSOR_METADATA_ATTRIBUTES, TENSOR_METADATA_METHODS
-
-
-def _is_data_attr(expr: cst.BaseExpression) -> bool:
-    return type(expr) is cst.Attribute and expr.attr.value == "data"
-
-
-def _swaps_storage(statement: Optional[cst.CSTNode]) -> bool:
-    """True for ``x.data = ...`` (also ``x.data, meta = ...``): the statement replaces a
-    tensor's storage."""
-    if type(statement) is not cst.Assign:
-        return False
-    for target in statement.targets:
-        elements = target.target.elements if isinstance(target.target, (cst.Tuple, cst.List)) else ()
-        if _is_data_attr(target.target) or any(_is_data_attr(e.value) for e in elements):
-            return True
-    return False
-
-
-# the reads of `.data` this rule lets pass as copies: its choice, not a table of torch
-_DETACH_SAFE = {"numpy", "cpu", "clone", "tolist", "item"}
-_METADATA = TENSOR_METADATA_ATTRIBUTES | TENSOR_METADATA_METHODS
 
 
 @register
 class DataAttribute(Rule):
-    """SC303: `.data` reads or writes a tensor behind autograd's back."""
+    """SC303: a change through `.data` while a graph that saved the tensor waits for its backward."""
     code = "SC303"
     needs = ("data",)
     name = "data-attribute"
     severity = "warning"
-    summary = "`.data` reads or writes a tensor behind autograd's back"
-    fixable = True
+    summary = "a change through `.data` while a graph that saved the tensor waits for its backward"
     doc = """\
 ## What it does
-Flags `t.data` on a tensor that requires grad or a parameter (`self.weight.data`, `p.data`
-for `p` in `model.parameters()`) whose values are read or changed through it. On tensors that
-do not require grad (`p.grad.data`, plain data) `.data` is harmless and not flagged. Reading only metadata
-(`w.data.shape`, `w.data.size()`) and replacing the whole storage (`w.data = new`, `w.data = f(w.data)`,
-the one use with no plain replacement) are not flagged. A loss computed on `out.data`
-(`criterion(out.data, y)`, `F.mse_loss(out.data, y)`) whose `backward()` runs is flagged at
-the `backward()`, whatever `out` is: `.data` never requires grad.
+Flags a change made through `t.data` (`w.data.mul_(0.5)`, `w.data[0] = v`, `w.data += d`,
+`nn.init.zeros_(w.data)`) on a tensor that requires grad, where an autograd graph that saved
+`t` can still be waiting for its backward pass:
+- inside `forward` of an `nn.Module` (the graph of this call, or of an earlier call not yet
+  back-propagated, holds the tensor);
+- in a function that builds a loss and calls `backward()` on it, after a statement the loss
+  depends on used the tensor (or its module: `out = model(x)` for `for p in
+  model.parameters()`) and before that `backward()`.
+
+A loss computed on `out.data` (`criterion(out.data, y)`, `F.mse_loss(out.data, y)`) whose
+`backward()` runs is flagged at the `backward()`, whatever `out` is: `.data` never requires
+grad. Every other `.data` (weight initialisation, `reset_parameters`, merging or loading weights,
+an update after the backward pass) is the legacy idiom of the opt-in SC310. A buffer
+(`register_buffer`), a gradient (`p.grad.data`) and metadata (`w.data.shape`) are never flagged.
 
 ## Why is this bad?
 `.data` returns the same storage with autograd switched off *and* without the version
-counter: a change made through it is invisible to autograd, so a gradient that needed the old
-values is silently computed from the new ones, with no error. `.detach()` shares the version
-counter and lets autograd raise instead; `torch.no_grad()` is the supported way to change a
-parameter.
+counter: autograd reads the changed values at `backward()` and computes a gradient that
+needed the old ones, with no error. The same change made under `torch.no_grad()` bumps the
+version counter, and `backward()` raises instead.
 
 ## Example
 ```python
-w = torch.randn(3, requires_grad=True)
-w.data.mul_(0.5)              # autograd never hears of it
-values = w.data.numpy()
+def train_step(model, x, y, optimizer):
+    loss = F.cross_entropy(model(x), y)
+    for p in model.parameters():
+        p.data.clamp_(-0.01, 0.01)   # the graph saved the old weights
+    loss.backward()
+    optimizer.step()
 ```
 
 ## Use instead
 ```python
-with torch.no_grad():
-    w.mul_(0.5)
-values = w.detach().numpy()
+def train_step(model, x, y, optimizer):
+    loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    optimizer.step()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.clamp_(-0.01, 0.01)
 ```
-The fix rewrites `t.data` to `t.detach()` where the value is only read and converted
-(`.numpy()`, `.cpu()`, `.clone()`, `.tolist()`, `.item()`): the same values, and a later
-in-place change of a shared result now makes autograd raise instead of computing a wrong
-gradient. It is safe where `t` is known to be a tensor that requires grad, and unsafe
-(`--unsafe-fixes`) where only a name says it is a parameter (`.weight`, a loop over
-`.parameters()`): another object's `.data` has no `.detach()`.
 """
     valid = (
         "import torch\nw = torch.randn(3, requires_grad=True)\nwith torch.no_grad():\n    w.mul_(0.5)\n",
-        "import torch\nw = torch.randn(3, requires_grad=True)\nv = w.detach().numpy()\n",
         "import torch\nclass Batch:\n    data = [1, 2]\nb = Batch()\nprint(b.data)\n",
         "import torch\ndef load(dataset):\n    return dataset.data\n",
         "import torch\nimport torch.nn as nn\nlayer = nn.Linear(3, 3)\nn = layer.weight.data.shape[0]\n"
@@ -93,27 +81,66 @@ gradient. It is safe where `t` is known to be a tensor that requires grad, and u
         "    loss = criterion(out, y)\n    loss.backward()\n    err = criterion(out.data, y)\n    return err\n",
         "def train(model, x, y, criterion):\n    out = model(x)\n    loss = criterion(out.data, y)\n"
         "    loss.backward()\n",
-        # a function of the file that only reads what it is given
-        "import torch\ndef accuracy(output, target):\n    return (output.argmax(1) == target).float().mean()\n"
-        "def check(x, y):\n    out = torch.nn.Linear(3, 7)(x)\n    return accuracy(out.data, y)\n",
+        # weight initialisation, outside any forward pass or pending backward: SC310's legacy idiom
+        "import torch.nn as nn\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.fc = nn.Linear(3, 3)\n        self.fc.bias.data.zero_()\n"
+        "    def reset_parameters(self):\n        self.fc.weight.data.normal_(0, 0.02)\n",
+        # merging weights: a read, and no graph is waiting
+        "import torch\nimport torch.nn as nn\ndef fuse(a, b):\n    merged = nn.Linear(3, 6)\n"
+        "    merged.weight.data = torch.cat([a.weight.data, b.weight.data])\n    return merged\n",
+        # WGAN weight clipping after the critic's step: the graph was already back-propagated
+        "def critic_step(critic, real, fake, optimizer):\n    loss = critic(fake).mean() - critic(real).mean()\n"
+        "    loss.backward()\n    optimizer.step()\n    for p in critic.parameters():\n"
+        "        p.data.clamp_(-0.01, 0.01)\n",
+        # ... and before the critic's forward pass
+        "def critic_step(critic, real, fake, optimizer):\n    for p in critic.parameters():\n"
+        "        p.data.clamp_(-0.01, 0.01)\n    loss = critic(fake).mean() - critic(real).mean()\n"
+        "    loss.backward()\n    optimizer.step()\n",
+        # a frozen batch norm registers `weight` and `bias` as buffers: nothing requires grad
+        "import torch\nimport torch.nn as nn\nclass FrozenBatchNorm(nn.Module):\n    def __init__(self, n):\n"
+        "        super().__init__()\n        self.register_buffer('weight', torch.ones(n))\n"
+        "        self.register_buffer('bias', torch.zeros(n))\n    def forward(self, x):\n"
+        "        self.weight.data.clamp_(min=0)\n        return x * self.weight + self.bias\n",
+        # a read for a metric, not for the loss; and a read in forward that is not returned
+        "import torch\nimport torch.nn as nn\ndef train(x, y):\n    net = nn.Linear(8, 2)\n    out = net(x)\n"
+        "    loss = nn.functional.cross_entropy(out, y)\n    acc = (out.data.argmax(1) == y).float().mean()\n"
+        "    loss.backward()\n    return acc\n",
+        "import torch.nn as nn\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.fc = nn.Linear(8, 2)\n        self.last = None\n    def forward(self, x):\n"
+        "        out = self.fc(x)\n        self.last = out.data\n        return out\n",
+        # a layer made in this forward call and initialised before any use (transformers' udop)
+        "import torch.nn as nn\nclass Bias(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.bias = nn.Embedding(4, 2)\n    def forward(self, idx):\n        new = nn.Embedding(6, 2)\n"
+        "        new.weight.data[:4] = self.bias.weight.detach()\n        self.bias = new\n"
+        "        return self.bias(idx)\n",
+        # an EMA update of a second model after the backward pass
+        "import torch\ndef train(model, ema, x, y, loss_fn, opt):\n    loss = loss_fn(model(x), y)\n"
+        "    loss.backward()\n    opt.step()\n    with torch.no_grad():\n"
+        "        for e, p in zip(ema.parameters(), model.parameters()):\n"
+        "            e.data.mul_(0.99).add_(p.data, alpha=0.01)\n",
     )
     invalid = (
-        Example(
-            "import torch\nw = torch.randn(3, requires_grad=True)\nv = w.data.numpy()  # <--\n",
-            fixed="import torch\nw = torch.randn(3, requires_grad=True)\nv = w.detach().numpy()  # <--\n",
-        ),
-        "import torch\nw = torch.randn(3, requires_grad=True)\nw.data.mul_(0.5)  # <--\n",
-        "import torch\nimport torch.nn as nn\nlayer = nn.Linear(3, 3)\nlayer.weight.data[0] = torch.zeros(3)  # <--\n",
-        # a function of the file that changes what it is given in place
-        "import torch\ndef scale(t):\n    t.mul_(2)\n    return t\n"
-        "def check(x):\n    out = torch.nn.Linear(3, 7)(x)\n    return scale(out.data)  # <--\n",
-        "import torch\ndef shrink(model):\n    for p in model.parameters():\n        p.data.mul_(0.9)  # <--\n",
-        Example(
-            "import torch\ndef snapshot(model):\n    for p in model.parameters():\n"
-            "        print(p.data.clone())  # <--\n",
-            unsafe_fixed="import torch\ndef snapshot(model):\n    for p in model.parameters():\n"
-            "        print(p.detach().clone())  # <--\n",
-        ),
+        # a change inside forward: a graph that saved the weight may still be waiting
+        "import torch\nimport torch.nn as nn\nclass Clipped(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.w = nn.Parameter(torch.randn(3, 3))\n"
+        "    def forward(self, x):\n        self.w.data.clamp_(-1, 1)  # <--\n        return x @ self.w\n",
+        # between the forward pass that used the parameters and the backward
+        "import torch.nn.functional as F\ndef train_step(model, x, y, optimizer):\n"
+        "    loss = F.cross_entropy(model(x), y)\n    for p in model.parameters():\n"
+        "        p.data.clamp_(-0.01, 0.01)  # <--\n    loss.backward()\n    optimizer.step()\n",
+        "import torch\ndef fit(x, y, steps):\n    w = torch.zeros(3, requires_grad=True)\n"
+        "    for _ in range(steps):\n        pred = x @ w\n"
+        "        loss = ((pred - y) ** 2).mean()\n        w.data[0] = 0.0  # <--\n        loss.backward()\n",
+        # a wrapper's backward (accelerate, fabric) is a backward of its argument
+        "def train(accelerator, model, batch, optimizer):\n    out = model(batch)\n    loss = out.mean()\n"
+        "    for p in model.parameters():\n        p.data.add_(0.001)  # <--\n    accelerator.backward(loss)\n",
+        # a read that cuts what forward returns off the features that computed it
+        "import torch.nn as nn\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.features = nn.Linear(8, 8)\n        self.fc = nn.Linear(8, 2)\n    def forward(self, x):\n"
+        "        h = self.features(x)\n        return self.fc(h.data)  # <--\n",
+        # ... and a read a loss is computed from
+        "import torch\nimport torch.nn as nn\ndef train(x, y):\n    net = nn.Linear(8, 2)\n    out = net(x)\n"
+        "    loss = nn.functional.cross_entropy(out.data, y)  # <--\n    loss.backward()\n",
         # the loss never sees the graph of `out`
         "import torch.nn as nn\ndef train(model, x, y):\n    criterion = nn.CrossEntropyLoss()\n    out = model(x)\n"
         "    loss = criterion(out.data, y)\n    loss.backward()  # <--\n",
@@ -125,73 +152,56 @@ gradient. It is safe where `t` is known to be a tensor that requires grad, and u
     )
 
     def __init__(self) -> None:
+        self._graphs: dict = {}
         self._done: set[int] = set()
 
-    @staticmethod
-    def _is_tensor(expr: cst.BaseExpression, ctx) -> bool:
-        """True when ``expr`` is a tensor that requires grad, or a parameter by its name."""
-        if type(expr) is cst.Attribute and expr.attr.value == "grad":
-            return False  # `p.grad.data`: a gradient does not require grad itself
-        fact = ctx.fact(expr)
-        if fact.requires_grad is not None:
-            return fact.requires_grad
-        if type(expr) is cst.Attribute and expr.attr.value in LAYER_PARAMETER_NAMES:
-            return True
-        return parameter_by_loop(expr, ctx)
-
     def visit_Call(self, node: cst.Call, ctx) -> None:
-        """``t.data.numpy()`` and the other conversions of ``t.data``, with the ``.detach()`` fix;
-        ``backward()`` of a loss computed on ``out.data``."""
+        """``backward()`` of a loss computed on ``out.data``."""
         call = method_call(node)
         if call is not None and call[1] == "backward":
             self._backward_of_data(node, call[0], ctx)
-            return
-        if call is None or call[1] not in _DETACH_SAFE or not _is_data_attr(call[0]):
-            return
-        attr = call[0]
-        if type(attr) is not cst.Attribute:
-            return
-        if not self._is_tensor(attr.value, ctx):
-            return
-        self._done.add(id(attr))
-        # Safe where the facts show a tensor that requires grad; a parameter known only by its
-        # name (`.weight`, a loop over `.parameters()`) may be something else with a `.data`
-        # (a NumPy array's is a memoryview, with `.tolist()`), which has no `.detach()`.
-        proven = ctx.fact(attr.value).requires_grad is True and not guessed_parameter(attr.value, ctx)
-        fix = Fix(attr, cst.Call(func=cst.Attribute(value=attr.value, attr=cst.Name("detach"))), safe=proven)
-        name = short(ctx, attr.value)
-        ctx.report(
-            attr,
-            f"`{name}.data` reads `{name}` behind autograd's back (no version check); "
-            f"use `{name}.detach()`",
-            fix=fix,
-        )
 
     def visit_Attribute(self, node: cst.Attribute, ctx) -> None:
-        """Any other ``t.data`` that reads or changes the values of a tensor that requires grad."""
-        if node.attr.value != "data" or id(node) in self._done:
+        """A change through ``t.data`` where a graph that saved ``t`` can be waiting."""
+        if node.attr.value != "data" or harmless_use(node, ctx):
             return
-        parent = ctx.parent
-        if type(parent) is cst.Attribute and parent.value is node and parent.attr.value in _METADATA:
-            return  # `w.data.shape`, `w.data.size()`: metadata, the values are not touched
-        if type(parent) is cst.AssignTarget or _swaps_storage(ctx.statement):
-            return  # `w.data = f(w.data)`: swaps the storage, the one use with no plain replacement
-        ancestors = ctx.ancestors
-        if len(ancestors) >= 2 and type(parent) is cst.Arg and type(ancestors[-2]) is cst.Call:
-            if dotted_name(ancestors[-2].func) in ("isinstance", "type"):
-                return  # `isinstance(w.data, DTensor)`: a type check
-            if ctx.only_reads(ancestors[-2], node):
-                return  # `accuracy(out.data, y)`: a function of the run that only reads it
-        if not self._is_tensor(node.value, ctx):
+        if not requires_grad_evidence(node.value, ctx):
+            return
+        if not changes_values(node, ctx):
+            self._cut(node, ctx)
+            return
+        where = graph_waiting(node, ctx, self._graphs)
+        if where is None:
+            return
+        name = short(ctx, node.value)
+        if where == "forward":
+            context = (f"inside `forward`, where the graph of this call (or of an earlier call not yet "
+                       f"back-propagated) may have saved `{name}`")
+        else:
+            context = f"after a forward pass used `{name}` and before the loss's `backward()`"
+        ctx.report(
+            node,
+            f"`{name}.data` changes `{name}` {context}: autograd does not see the change (no version "
+            f"check), so the gradient is silently computed from the new values; change `{name}` "
+            f"under `torch.no_grad()` (autograd then raises) or after the backward pass",
+        )
+
+    def _cut(self, node: cst.Attribute, ctx) -> None:
+        """A read of ``t.data`` that a later ``backward()`` of the function starts from."""
+        how = cut_from_loss(node, ctx, self._graphs)
+        if how is None:
             return
         self._done.add(id(node))
         name = short(ctx, node.value)
+        if how == "loss":
+            ctx.report(node, f"the loss is computed on `{name}.data`, which autograd does not see: "
+                             f"no gradient reaches `{name}` through it; compute the loss on `{name}`")
+            return
         ctx.report(
             node,
-            f"`{name}.data` bypasses autograd: a change made through it is invisible to "
-            f"autograd and to its version check, so gradients that needed the old values are "
-            f"silently wrong; change `{name}` under `torch.no_grad()`, or read it with "
-            f"`{name}.detach()`",
+            f"`{name}.data` cuts `{name}` out of the graph that is back-propagated through it: no "
+            f"gradient reaches what computed `{name}` by this path; use `{name}` (or `{name}.detach()` "
+            f"if stopping the gradient is meant)",
         )
 
     def _backward_of_data(self, node: cst.Call, root: cst.BaseExpression, ctx) -> None:
@@ -204,7 +214,7 @@ gradient. It is safe where `t` is known to be a tensor that requires grad, and u
         found = []
         for value in values:
             pred = loss_prediction(ctx, value) if type(value) is cst.Call else None
-            if pred is None or not _is_data_attr(pred):
+            if pred is None or not is_data_attr(pred):
                 return
             found.append(pred)
         if not found or any(id(p) in self._done for p in found):

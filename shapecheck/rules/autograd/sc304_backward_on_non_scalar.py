@@ -3,13 +3,12 @@ element."""
 
 from __future__ import annotations
 
-from typing import Optional
-
 import libcst as cst
 
 from shapecheck.rules.autograd.backward_calls import BACKWARD_WORDS
 from shapecheck.rules.autograd.broadcast_elements import broadcast_elements
-from shapecheck.rules.autograd.unreduced_loss import unreduced_loss
+from shapecheck.rules.autograd.kept_rows import kept_rows
+from shapecheck.rules.autograd.unreduced_loss import unreduced_elements
 from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.calls import keyword, method_call, positional, torch_name
 from shapecheck.rules.helpers.messages import short
@@ -32,8 +31,11 @@ gradient argument, when `y` is known to hold more than one element: a known dim 
 dim of unknown size (then it holds for generic sizes, and the message names the exception: `y`
 has one element). That covers a loss computed with `reduction="none"` (`nn.MSELoss(reduction=
 "none")`, `F.cross_entropy(..., reduction="none")`: one value per element), a column of an
-output (`output[:, i]` keeps the batch dim, whatever `i` is), and arithmetic on such a tensor
-(`(pred - y) ** 2`: broadcasting never shrinks a dim).
+output (`output[:, i]` keeps the batch dim, whatever `i` is, also when nothing else is known of
+`output`), arithmetic on such a tensor (`(pred - y) ** 2`: broadcasting never shrinks a dim), a
+sum over `dim=1` (the input has at least 2 dims, the result keeps the first), and a
+`torch.stack`/`torch.cat` of the terms a loop collected. The criterion may be built at module
+level and read in the training function.
 
 ## Why is this bad?
 Without a gradient, autograd assumes `dy = 1`, which only makes sense for a single number. For
@@ -88,6 +90,18 @@ y.backward(torch.ones_like(y))        # or pass the vector of dy
         "def fit(pred, y):\n    ((pred - y) ** 2).backward()\n",
         "import torch.nn as nn\ndef fit(x, y):\n    pred = nn.Linear(4, 3)(x)\n"
         "    ((pred - y) ** 2).mean().backward()\n",
+        # the per-sample losses of a module-level criterion, reduced; a local name that shadows it
+        "import torch.nn as nn\ncriterion = nn.MSELoss(reduction=\"none\")\ndef train(model, x, y):\n"
+        "    loss = criterion(model(x), y).mean()\n    loss.backward()\n"
+        "def other(model, x, y, criterion):\n    criterion(model(x), y).backward()\n",
+        # a reduction over dim 1 summed again; a stack of one listed piece of unknown rank
+        "import torch\ndef kld(mu, logvar):\n    return torch.sum(1 + logvar - mu.pow(2) - logvar.exp(), dim=1).sum()\n"
+        "def train(model, x):\n    mu, logvar = model(x)\n    kld(mu, logvar).backward()\n",
+        "import torch\ndef train(model, x):\n    loss = model(x)\n    torch.stack([loss]).backward()\n",
+        "import torch\ndef finish(rewards, log_probs):\n    losses = []\n    for lp, r in zip(log_probs, rewards):\n"
+        "        losses.append(-lp * r)\n    torch.stack(losses).sum().backward()\n",
+        # one element of the output picked by a leading index
+        "def cam(model, x, class_idx):\n    logit = model(x)\n    logit[0, class_idx].backward()\n",
     )
     invalid = (
         "import torch\ny = torch.tensor([1., 2., 3.], requires_grad=True)\ny.backward()  # <--\n",
@@ -122,6 +136,22 @@ y.backward(torch.ones_like(y))        # or pass the vector of dy
         # broadcasting never shrinks a dim: the squared error has at least the elements of `pred`
         "import torch.nn as nn\ndef fit(x, y):\n    pred = nn.Linear(4, 3)(x)\n    err = (pred - y) ** 2\n"
         "    err.backward()  # <--\n",
+        # a module-level criterion with reduction="none", read in the training function
+        "import torch.nn as nn\ncriterion = nn.MSELoss(reduction=\"none\")\ndef train(model, loader, optimizer):\n"
+        "    for x, y in loader:\n        optimizer.zero_grad()\n        loss = criterion(model(x), y)\n"
+        "        loss.backward()  # <--\n        optimizer.step()\n",
+        # `torch.sum(..., dim=1)` runs on at least 2 dims and keeps the first: one KL term per sample
+        "import torch\ndef kld(mu, logvar):\n"
+        "    return -0.5 * torch.sum(1 + logvar - mu.pow(2) - logvar.exp(), dim=1)\n"
+        "def train(model, x):\n    mu, logvar = model(x)\n    loss = kld(mu, logvar)\n    loss.backward()  # <--\n",
+        # a stack or concatenation of the terms a loop appends: one value per term
+        "import torch\ndef finish(rewards, log_probs):\n    losses = []\n    for lp, r in zip(log_probs, rewards):\n"
+        "        losses.append(-lp * r)\n    torch.stack(losses).backward()  # <--\n",
+        "import torch\ndef finish(rewards, log_probs):\n    losses = []\n    for lp, r in zip(log_probs, rewards):\n"
+        "        losses.append(-lp * r)\n    loss = torch.cat(losses)\n    loss.backward()  # <--\n",
+        # a column of an output of unknown origin still has one value per row
+        "def cam(model, x, class_idx):\n    logit = model(x)\n    score = logit[:, class_idx]\n"
+        "    score.backward()  # <--\n",
     )
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
@@ -146,9 +176,11 @@ y.backward(torch.ones_like(y))        # or pass the vector of dy
         name = short(ctx, root)
         found = several_elements(fact, name) if fact is not None else None
         if found is None:
-            found = self._unreduced(ctx, root, name)
+            found = unreduced_elements(ctx, root, name)
         if found is None and (fact is None or fact.shape is None):
             found = broadcast_elements(ctx, root, name)
+        if found is None and fact is not None and fact.shape is None:
+            found = kept_rows(ctx, root)
         if found is None:
             return
         described, condition = found
@@ -160,15 +192,3 @@ y.backward(torch.ones_like(y))        # or pass the vector of dy
             f"outputs); reduce it first (`.sum()`, `.mean()`) or pass `gradient=`",
             condition=condition,
         )
-
-    @staticmethod
-    def _unreduced(ctx, root: cst.BaseExpression, name: str) -> Optional[tuple[str, Optional[str]]]:
-        """``(description, condition)`` for a loss computed with ``reduction="none"`` that is not
-        known to be 0-dim: one value per element, more than one unless the batch has one."""
-        how = unreduced_loss(ctx, root)
-        if how is None:
-            return None
-        shape = ctx.fact(root).shape
-        if shape is not None and shape.rest_at is None and all(d == 1 for d in shape.dims):
-            return None
-        return f"one value per element (it comes from {how})", f"`{name}` has one element"

@@ -96,7 +96,8 @@ class GradOnIntegerTensor(Rule):
 Flags `requires_grad=True` on a factory that builds an integer or boolean tensor
 (`torch.tensor([1, 2])`, `torch.arange(5)`, `torch.arange(len(xs))`, `torch.randint(...)`, `dtype=torch.long`), and
 `.requires_grad_()`, `t.requires_grad = True` or `nn.Parameter(...)` on a tensor known to be integer or
-boolean. `torch.arange(n)` with `n` of unknown type is flagged too, with the exception named:
+boolean (`torch.bincount(labels)` without `weights`, `torch.bucketize`, `torch.searchsorted` and
+`torch.multinomial` give `int64`). `torch.arange(n)` with `n` of unknown type is flagged too, with the exception named:
 it is an `int64` range unless `n` is a float.
 
 ## Why is this bad?
@@ -116,6 +117,9 @@ w = torch.tensor([1, 2], dtype=torch.float32, requires_grad=True)
 ```
 """
     valid = (
+        # with float `weights` it sums them: a float tensor
+        "import torch\nlabels = torch.randint(0, 5, (100,))\nw = torch.bincount(labels, weights=torch.rand(100))\n"
+        "w.requires_grad_()\n",
         "import torch\nw = torch.tensor([1.0, 2.0], requires_grad=True)\n",
         "import torch\nw = torch.tensor([1, 2], dtype=torch.float32, requires_grad=True)\n",
         "import torch\nw = torch.arange(3.0, requires_grad=True)\n",
@@ -133,6 +137,8 @@ w = torch.tensor([1, 2], dtype=torch.float32, requires_grad=True)
         "import torch\nx = torch.randn(5, 3)\nt = torch.arange(x.size(0) / 2, requires_grad=True)\n",
     )
     invalid = (
+        # `bincount` counts in int64
+        "import torch\nlabels = torch.randint(0, 5, (100,))\nw = torch.bincount(labels)\nw.requires_grad_()  # <--\n",
         "import torch\nw = torch.tensor([1, 2], requires_grad=True)  # <--\n",
         "import torch\nw = torch.arange(5, requires_grad=True)  # <--\n",
         "import torch\nw = torch.zeros(3, dtype=torch.long, requires_grad=True)  # <--\n",

@@ -6,6 +6,7 @@ from typing import Optional
 
 import libcst as cst
 
+from shapecheck.rules.autograd.copied_loss import copied_loss
 from shapecheck.rules.autograd.loss_calls import loss_prediction
 from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.calls import dotted_name, keyword, method_call, positional, torch_name
@@ -90,6 +91,11 @@ loss = F.cross_entropy(logits, target)    # the loss on the scores
         "    loss = criterion(model(x), y)\n    loss.backward()\n    total = loss.item()\n    return total\n",
         "def train(model, loader, criterion):\n    running = 0.0\n    for x, y in loader:\n"
         "        loss = criterion(model(x), y)\n        loss.backward()\n        running += loss.item()\n",
+        # a copy of the loss kept for logging; a leaf made from literals
+        "import torch\n""import torch.nn.functional as F\n""def train(model, x, y, history):\n"
+        "    loss = F.mse_loss(model(x), y)\n""    loss.backward()\n"
+        "    history.append(torch.tensor(loss.item()))\n",
+        "import torch\n""w = torch.tensor(2.0, requires_grad=True)\n""w.backward()\n",
     )
     invalid = (
         "import torch\nimport torch.nn as nn\nloss_fn = nn.MSELoss()\nlogits = torch.randn(4, 3, requires_grad=True)\n"
@@ -118,6 +124,11 @@ loss = F.cross_entropy(logits, target)    # the loss on the scores
         "import torch.nn as nn\ndef train(model, x, y):\n    criterion = nn.CrossEntropyLoss()\n    out = model(x)\n"
         "    loss = criterion(out.detach(), y)\n    loss.backward()  # <--\n",
         _TRAIN + "with torch.no_grad():\n    out = net(x)\nloss = F.cross_entropy(out, y)\nloss.backward()  # <--\n",
+        # the sum of two losses copied into a new leaf: backward() stops at the copy
+        "import torch\n""import torch.nn as nn\n""def train(model, x, y, optimizer):\n"
+        "    mse, l1 = nn.MSELoss(), nn.L1Loss()\n""    out = model(x)\n""    a = mse(out, y)\n"
+        "    b = l1(out, y)\n""    loss = torch.tensor(a + b, requires_grad=True)\n"
+        "    loss.backward()  # <--\n""    optimizer.step()\n",
     )
 
     @staticmethod
@@ -156,6 +167,16 @@ loss = F.cross_entropy(logits, target)    # the loss on the scores
         call = method_call(node)
         if call is not None and call[1] == "backward" and torch_name(ctx, node.func) is None:
             if self._detached_prediction(node, call[0], ctx):
+                return
+            copied = copied_loss(ctx, call[0])
+            if copied is not None:
+                ctx.report(
+                    node,
+                    f"`{short(ctx, call[0])}` is `{short(ctx, copied[0].func)}(...)`, a new tensor copied "
+                    f"from `{short(ctx, copied[1])}` with no history: `{short(ctx, node)}` "
+                    f"fills the copy's `.grad` only, and no gradient reaches the model; call "
+                    f"`backward()` on the loss itself (add the terms as tensors)",
+                )
                 return
             source = self._source(call[0], ctx)
             if source is None and type(call[0]) is cst.Call:

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import re
 
-from typing import Union
+from typing import Optional, Union
 
 import libcst as cst
 
 from shapecheck.rules.autograd.backward_calls import backward_root
+from shapecheck.rules.autograd.optimizer_owners import overlap, params_owner
 from shapecheck.rules.autograd.zero_grad_order import zeroed_before_step
 from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.calls import dotted_name, is_name, keyword, method_call, positional, torch_name
@@ -46,6 +47,57 @@ def _zeroes_grads(ctx, node: cst.CSTNode) -> bool:
     return False
 
 
+def _closure(ctx, step: cst.Call) -> Optional[cst.FunctionDef]:
+    """The function of the current scope that ``optimizer.step(closure)`` is given, when one
+    ``def`` of that name lies in the scope."""
+    args = positional(step)
+    given = keyword(step, "closure")
+    arg = args[0] if args else given.value if given is not None else None
+    if type(arg) is not cst.Name:
+        return None
+    scope = ctx.function if ctx.function is not None else ctx.module
+    found = [n for n in walk(scope.body if type(scope) is cst.FunctionDef else scope)
+             if type(n) is cst.FunctionDef and n.name.value == arg.value]
+    return found[0] if len(found) == 1 else None
+
+
+def _gradient_effects(ctx, func: cst.FunctionDef) -> tuple[bool, bool]:
+    """Whether the body of ``func`` runs a backward pass, and whether it clears gradients
+    (itself or through the helpers of the file it calls)."""
+    backward = zeroed = False
+    for inner in walk(func.body):
+        if type(inner) is cst.Call:
+            if backward_root(ctx, inner) is not None and torch_name(ctx, inner.func) != "autograd.grad":
+                backward = True
+            effects = ctx.call_effects(inner)
+            if effects is not None:
+                backward = backward or effects.backward
+                zeroed = zeroed or effects.zero_grads
+        if _zeroes_grads(ctx, inner):
+            zeroed = True
+    return backward, zeroed
+
+
+def _zero_grad_receiver(node: cst.CSTNode) -> Optional[str]:
+    """``r`` for a ``r.zero_grad(...)`` call with ``r`` a dotted name, else ``None``."""
+    if type(node) is not cst.Call:
+        return None
+    call = method_call(node)
+    return dotted_name(call[0]) if call is not None and call[1] == "zero_grad" else None
+
+
+def _stepped_optimizer(step: cst.Call) -> Optional[cst.BaseExpression]:
+    """The optimizer ``opt.step()`` (or ``scaler.step(opt)``) steps: ``opt`` when it has no
+    arguments or only a closure, the argument of ``scaler.step(opt)``; else ``None``."""
+    call = method_call(step)
+    if call is None:
+        return None
+    args = positional(step)
+    if _OPTIMIZER_NAME.search((dotted_name(call[0]) or "").split(".")[-1]) or not args:
+        return call[0]
+    return args[0] if len(args) == 1 else None
+
+
 def _retains(node: cst.Call) -> bool:
     arg = keyword(node, "retain_graph")
     if arg is not None and not is_name(arg.value, "False") and not is_name(arg.value, "None"):
@@ -71,6 +123,10 @@ Flags two mistakes of training loops:
   accumulation, with `zero_grad()` under an `if`, is fine and not flagged. A call of a function
   or method of the file (or of another file of the run) counts with what it does: a helper
   that calls `zero_grad()` clears the gradients, one that calls `backward()` runs a backward pass.
+  The closure given to `optimizer.step(closure)` (LBFGS calls it several times per step) counts
+  as part of the loop. With several optimizers built as `optim.X(M.parameters())`, each one's
+  gradients must be cleared (`opt.zero_grad()` or `M.zero_grad()`): a GAN loop that clears only
+  the discriminator's is flagged at the generator's step.
 - a second `backward()` through the same graph without `retain_graph=True` on the first: the
   same loss twice in a row, or a loss computed before a loop and back-propagated inside it.
 - `optimizer.zero_grad()` between `loss.backward()` and `optimizer.step()` (or
@@ -144,6 +200,23 @@ losses and call `backward()` once.
         "        opt.step(closure)\n",
         "def step(model, x, y, loss_fn, opt, aux):\n    loss_fn(model(x), y).backward()\n    opt.zero_grad()\n"
         "    aux(model).backward()\n    opt.step()\n",
+        # each optimizer's gradients cleared through its module
+        "import torch.optim as optim\n""def train(netG, netD, loader, criterion, noise):\n"
+        "    optimizerD = optim.Adam(netD.parameters())\n""    optimizerG = optim.Adam(netG.parameters())\n"
+        "    for real, label in loader:\n""        netD.zero_grad()\n"
+        "        criterion(netD(real), label).backward()\n""        fake = netG(noise)\n"
+        "        criterion(netD(fake.detach()), 1 - label).backward()\n""        optimizerD.step()\n"
+        "        netG.zero_grad()\n""        criterion(netD(fake), label).backward()\n"
+        "        optimizerG.step()\n",
+        # a `zero_grad()` on a name not matched to any optimizer may clear it under another name
+        "import torch.optim as optim\n""def train(model, net, loader, loss_fn):\n"
+        "    opt = optim.SGD(model.parameters(), lr=0.1)\n""    for x, y in loader:\n"
+        "        net.zero_grad()\n""        loss_fn(model(x), y).backward()\n""        opt.step()\n",
+        "import torch.optim as optim\n""def lbfgs(model, x, y, loss_fn):\n"
+        "    optimizer = optim.LBFGS(model.parameters())\n""    for _ in range(5):\n"
+        "        def closure():\n""            model.zero_grad()\n"
+        "            loss = loss_fn(model(x), y)\n""            loss.backward()\n"
+        "            return loss\n""        optimizer.step(closure)\n",
     )
     invalid = (
         "def train(model, loader, loss_fn, optimizer):\n    for x, y in loader:\n        loss = loss_fn(model(x), y)\n"
@@ -166,6 +239,18 @@ losses and call `backward()` once.
         "def train_step(model, x, y, criterion, optimizer, scaler):\n    loss = criterion(model(x), y)\n"
         "    scaler.scale(loss).backward()\n    optimizer.zero_grad()  # <--\n    scaler.step(optimizer)\n"
         "    scaler.update()\n",
+        # the generator's gradients are never cleared: only the discriminator's are
+        "import torch.optim as optim\n""def train(netG, netD, loader, criterion, noise):\n"
+        "    optimizerD = optim.Adam(netD.parameters())\n""    optimizerG = optim.Adam(netG.parameters())\n"
+        "    for real, label in loader:\n""        netD.zero_grad()\n"
+        "        criterion(netD(real), label).backward()\n""        fake = netG(noise)\n"
+        "        criterion(netD(fake.detach()), 1 - label).backward()\n""        optimizerD.step()\n"
+        "        criterion(netD(fake), label).backward()\n""        optimizerG.step()  # <--\n",
+        # the closure an LBFGS step runs calls backward() and never clears the gradients
+        "import torch.optim as optim\n""def fit(model, x, y, loss_fn, steps):\n"
+        "    optimizer = optim.LBFGS(model.parameters())\n""    for _ in range(steps):\n"
+        "        def closure():\n""            loss = loss_fn(model(x), y)\n""            loss.backward()\n"
+        "            return loss\n""        optimizer.step(closure)  # <--\n",
     )
 
     def __init__(self) -> None:
@@ -175,7 +260,8 @@ losses and call `backward()` once.
     def _loop(self, node: Union[cst.For, cst.While], ctx) -> None:
         backward = False
         steps: list[cst.Call] = []
-        zeroed = False
+        zeroed = False  # some gradients cleared in a way not matched to one optimizer
+        cleared: list[str] = []  # the receivers of the loop's `r.zero_grad()` calls
         for inner in walk(node.body):
             if type(inner) is cst.Call:
                 call = method_call(inner)
@@ -185,13 +271,24 @@ losses and call `backward()` once.
                     args = positional(inner)
                     if _optimizer_like(ctx, call[0]) or (args and _optimizer_like(ctx, args[0])):
                         steps.append(inner)
+                        closure = _closure(ctx, inner)
+                        if closure is not None:  # `optimizer.step(closure)` runs the closure's body
+                            ran, zeroes = _gradient_effects(ctx, closure)
+                            backward, zeroed = backward or ran, zeroed or zeroes
                 effects = ctx.call_effects(inner)
                 if effects is not None:  # a helper of the file: what it does counts here
                     backward = backward or effects.backward
                     zeroed = zeroed or effects.zero_grads
             if _zeroes_grads(ctx, inner):
-                zeroed = True
+                receiver = _zero_grad_receiver(inner)
+                if receiver is None:
+                    zeroed = True
+                else:
+                    cleared.append(receiver)
         if not backward or not steps or zeroed:
+            return
+        if cleared:
+            self._uncleared_optimizer(steps, cleared, ctx)
             return
         step = steps[0]
         if id(step) in self._reported:
@@ -203,6 +300,36 @@ losses and call `backward()` once.
             f"`zero_grad()`: backward() adds into `.grad`, so every step applies the sum of all "
             f"earlier gradients; call `optimizer.zero_grad()` once per step",
         )
+
+    def _uncleared_optimizer(self, steps: list[cst.Call], cleared: list[str], ctx) -> None:
+        """Report the first step of an optimizer (built from ``M.parameters()``) whose gradients
+        none of the loop's ``zero_grad()`` calls clears, when each of those calls is matched to
+        an optimizer of the loop (else one may clear them under another name)."""
+        owners: dict[str, str] = {}
+        for step in steps:
+            stepped = _stepped_optimizer(step)
+            owner = params_owner(ctx, stepped) if stepped is not None else None
+            opt = dotted_name(stepped) if stepped is not None else None
+            if owner is None or opt is None:
+                return
+            owners[opt] = owner
+        if not all(z in owners or any(overlap(z, owner) for owner in owners.values()) for z in cleared):
+            return
+        modules = {owners.get(z, z) for z in cleared}  # an optimizer's zero_grad() clears its module's
+        for step in steps:
+            stepped = _stepped_optimizer(step)
+            opt = dotted_name(stepped) if stepped is not None else None
+            if opt is None or any(overlap(m, owners[opt]) for m in modules) or id(step) in self._reported:
+                continue
+            self._reported.add(id(step))
+            done = ", ".join(f"`{z}.zero_grad()`" for z in dict.fromkeys(cleared))
+            ctx.report(
+                step,
+                f"`{short(ctx, step)}` runs in a loop that calls `backward()`, but the gradients of "
+                f"`{owners[opt]}` (what `{opt}` updates) are never cleared there (only {done}): every "
+                f"step applies the sum of all earlier gradients; call `{opt}.zero_grad()` once per step",
+            )
+            return
 
     def visit_For(self, node: cst.For, ctx) -> None:
         """A ``for`` loop that steps an optimizer after ``backward()`` and never clears the

@@ -5,6 +5,8 @@ from __future__ import annotations
 import libcst as cst
 
 from shapecheck.rules.autograd.backward_evidence import backpropagated
+from shapecheck.rules.autograd.grad_guards import guarded_requires_grad
+from shapecheck.rules.autograd.numpy_of_lists import GradAppends, list_argument
 from shapecheck.rules.autograd.parameters import guessed_parameter
 from shapecheck.rules.base import Example, Fix, Rule, register
 from shapecheck.rules.helpers.calls import method_call, positional
@@ -26,7 +28,9 @@ class NumpyOnGradTensor(Rule):
 ## What it does
 Flags `t.numpy()`, `np.asarray(t)` and `np.array(t)` where `t` requires grad: a leaf created
 with `requires_grad=True` or an `nn.Parameter` (even under `torch.no_grad()`), or a result
-computed from one with grad mode on (the output of a trained layer).
+computed from one with grad mode on (the output of a trained layer), or a tensor in a branch that
+runs only when `t.requires_grad`. Also a NumPy function (`np.sum`, `np.stack`...) given a list
+that holds such a tensor: NumPy converts each element with `.numpy()`.
 
 ## Why is this bad?
 A NumPy array cannot carry an autograd history, and torch refuses to drop it silently:
@@ -66,6 +70,11 @@ variable of a loop over `.parameters()` of an object not known to be a module.
         "        super().__init__()\n        self.embed = nn.Embedding(10, 4)\n"
         "def use(x):\n    model = E()\n    with torch.no_grad():\n        emb = model.embed(x).numpy()\n"
         "    return np.array(x)\n",
+        # the branch that runs when the tensor requires grad detaches it
+        "def to_numpy(tensor):\n"
+        "    return tensor.detach().cpu().numpy() if tensor.requires_grad else tensor.cpu().numpy()\n",
+        "def to_numpy(tensor):\n""    if tensor.requires_grad:\n""        tensor = tensor.detach()\n"
+        "        return tensor.numpy()\n""    return tensor.numpy()\n",
     )
     invalid = (
         # F.linear takes a tensor: `x` is one, and the result requires grad through `w`
@@ -111,10 +120,26 @@ variable of a loop over `.parameters()` of an object not known to be a module.
             "        self.embed = nn.Embedding(10, 4)\n"
             "def use(x):\n    model = E()\n    emb = model.embed(x).detach().numpy()  # <--\n",
         ),
+        # `if tensor.requires_grad` proves the tensor requires grad
+        Example(
+            "def to_numpy(tensor):\n"
+            "    return tensor.cpu().numpy() if tensor.requires_grad else tensor.numpy()  # <--\n",
+            fixed="def to_numpy(tensor):\n"
+            "    return tensor.cpu().detach().numpy() if tensor.requires_grad else tensor.numpy()  # <--\n",
+        ),
+        Example(
+            "def to_numpy(tensor):\n    if tensor.requires_grad:\n        return tensor.numpy()  # <--\n"
+            "    return tensor.numpy()\n",
+            fixed="def to_numpy(tensor):\n    if tensor.requires_grad:\n        return tensor.detach().numpy()  # <--\n"
+            "    return tensor.numpy()\n",
+        ),
     )
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         """``t.numpy()``, ``np.asarray(t)`` and ``np.array(t)`` on a tensor that requires grad."""
+        self._appends.record(node, ctx)
+        if self._list_of_grad_tensors(node, ctx):
+            return
         if ctx.qualname(node.func) in _CONVERTERS:
             self._converted(node, ctx)
             return
@@ -127,6 +152,11 @@ variable of a loop over `.parameters()` of an object not known to be a module.
         if fact.requires_grad is None and fact.kind in (TENSOR, None) and backpropagated(ctx, receiver):
             fact = fact.with_(kind=TENSOR, grad=NON_LEAF)
             because = f" (this function calls `{short(ctx, receiver)}.backward()`)"
+        if fact.requires_grad is None and fact.kind in (TENSOR, None):
+            guard = guarded_requires_grad(ctx, receiver, node)
+            if guard is not None:
+                fact = fact.with_(kind=TENSOR, grad=NON_LEAF)
+                because = f" (this branch runs only when `{guard}.requires_grad`)"
         if fact.kind != TENSOR or fact.requires_grad is not True:
             return
         detached = cst.Call(func=cst.Attribute(value=receiver, attr=cst.Name("detach")))
@@ -141,6 +171,25 @@ variable of a loop over `.parameters()` of an object not known to be a module.
             f"numpy() on Tensor that requires grad); use `{name}.detach().numpy()`",
             fix=fix,
         )
+
+    def __init__(self) -> None:
+        self._appends = GradAppends()
+
+    def _list_of_grad_tensors(self, node: cst.Call, ctx) -> bool:
+        """``np.sum(xs, 0)`` (any NumPy function that reads a list) with ``xs`` holding a tensor
+        that requires grad; True when reported."""
+        arg = list_argument(node, ctx)
+        item = self._appends.grad_item(arg, ctx) if arg is not None else None
+        if arg is None or item is None:
+            return False
+        ctx.report(
+            node,
+            f"`{short(ctx, arg)}` holds `{short(ctx, item)}`, a tensor that requires grad: "
+            f"`{short(ctx, node.func)}` converts each element with `.numpy()` and raises RuntimeError "
+            f"(Can't call numpy() on Tensor that requires grad); join the tensors with `torch.stack` "
+            f"(or `.detach()` them first)",
+        )
+        return True
 
     def _converted(self, node: cst.Call, ctx) -> None:
         """``np.asarray(t)``/``np.array(t)``: NumPy reads the tensor through ``t.numpy()``."""

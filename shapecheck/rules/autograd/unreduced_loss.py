@@ -12,7 +12,9 @@ from typing import Optional
 
 import libcst as cst
 
+from shapecheck.rules.autograd.global_values import global_values
 from shapecheck.rules.helpers.calls import dotted_name, keyword, torch_name
+from shapecheck.rules.shape.bound_values import value_before
 from shapecheck.semantic.torch_api import FUNCTIONAL_LOSSES, NN_LOSS_MODULES
 from shapecheck.semantic.walk import walk
 
@@ -35,7 +37,8 @@ def _unreduced_module(ctx, expr: cst.BaseExpression) -> Optional[str]:
         dotted = dotted_name(expr)
         if dotted is None:
             return None
-        values = ctx.assigned_values(dotted) or class_assignments(ctx, dotted)
+        values = ctx.assigned_values(dotted) or _value_before(ctx, expr) or class_assignments(ctx, dotted) \
+            or global_values(ctx, expr)
     if not values:
         return None
     spelled = None
@@ -80,6 +83,15 @@ def _writes(target: cst.BaseExpression, attr: str) -> bool:
     return type(target) is cst.Attribute and target.attr.value == attr and dotted_name(target) == f"self.{attr}"
 
 
+def _value_before(ctx, expr: cst.BaseExpression) -> tuple[cst.BaseExpression, ...]:
+    """The value the plain assignment before ``expr`` (a local name) gave it in straight-line
+    code, for scopes that record no assignments (no backward pass in them)."""
+    if type(expr) is not cst.Name:
+        return ()
+    value = value_before(ctx, expr.value, expr)
+    return (value,) if value is not None else ()
+
+
 def _unreduced_call(ctx, call: cst.Call) -> Optional[str]:
     """What makes ``call`` an unreduced loss: ``F.<loss>(..., reduction="none")`` or a call of
     an ``nn.*Loss(reduction="none")`` instance."""
@@ -100,10 +112,23 @@ def unreduced_loss(ctx, expr: cst.BaseExpression) -> Optional[str]:
     dotted = dotted_name(expr)
     if dotted is None:
         return None
-    values = ctx.assigned_values(dotted)
+    values = ctx.assigned_values(dotted) or _value_before(ctx, expr)
     if not values:
         return None
     found = [_unreduced_call(ctx, v) if type(v) is cst.Call else None for v in values]
     if any(f is None for f in found):
         return None
     return found[0]
+
+
+def unreduced_elements(ctx, expr: cst.BaseExpression, name: str) -> Optional[tuple[str, Optional[str]]]:
+    """``(description, condition)`` for a loss ``expr`` (written ``name``) computed with
+    ``reduction="none"`` that is not known to hold a single element: one value per element, more
+    than one unless the batch has one."""
+    how = unreduced_loss(ctx, expr)
+    if how is None:
+        return None
+    shape = ctx.fact(expr).shape
+    if shape is not None and shape.rest_at is None and all(d == 1 for d in shape.dims):
+        return None
+    return f"one value per element (it comes from {how})", f"`{name}` has one element"

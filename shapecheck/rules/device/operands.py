@@ -9,12 +9,14 @@ import libcst as cst
 from shapecheck.rules.helpers.calls import method_call, positional, torch_name
 from shapecheck.rules.helpers.operators import ARITHMETIC_OPERATORS
 from shapecheck.semantic.facts import MODULE
+from shapecheck.semantic.syntax import CallArgs
 from shapecheck.semantic.torch_api import (
     CONCAT_FUNCTIONS,
     DEVICE_MATCHING_FUNCTIONS,
     DEVICE_MATCHING_METHODS,
     FUNCTIONAL_LOSS_WEIGHTS,
     FUNCTIONAL_LOSSES,
+    INDEX_ARGUMENT_OPS,
     MASK_METHODS,
     NN_LOSS_MODULES,
 )
@@ -44,11 +46,33 @@ def same_device_operands(ctx, node: cst.CSTNode) -> Optional[tuple[str, list[cst
             args = args[1:]
         return f"torch.{name}", args
     call = method_call(node)
+    indexed = _index_operands(ctx, node, name, call)
+    if indexed is not None:
+        return indexed
     if name is None and call is not None and call[1] in DEVICE_MATCHING_METHODS and len(args) == 1:
         return f".{call[1]}()", [call[0], args[0]]
     if name is None and call is not None and call[1] in MASK_METHODS and args:
         return f".{call[1]}()", [call[0], args[0]]
     return None
+
+
+def _index_operands(ctx, node: cst.Call, name: Optional[str],
+                    call: Optional[tuple[cst.BaseExpression, str]]) -> Optional[tuple[str, list[cst.BaseExpression]]]:
+    """``torch.gather(x, 1, idx)``, ``x.gather(1, idx)``, ``x.index_select(0, idx)``: the input and
+    its index tensor."""
+    function = name is not None and name in INDEX_ARGUMENT_OPS
+    op = name if function else call[1] if name is None and call is not None else None
+    if op is None or op not in INDEX_ARGUMENT_OPS or any(a.star for a in node.args):
+        return None
+    position, keyword = INDEX_ARGUMENT_OPS[op]
+    args = CallArgs(node)
+    if function:
+        source, index = args.get(0, "input"), args.get(position, keyword)
+    else:
+        source, index = call[0] if call is not None else None, args.get(position - 1, keyword)
+    if source is None or index is None:
+        return None
+    return (f"torch.{op}" if function else f".{op}()"), [source, index]
 
 
 #: losses whose tensor arguments may sit on different devices (``ctc_loss`` takes CPU lengths

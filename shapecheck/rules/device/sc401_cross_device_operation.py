@@ -8,6 +8,7 @@ from typing import Optional
 import libcst as cst
 
 from shapecheck.rules.base import Rule, register
+from shapecheck.rules.device.method_inputs import Feeds, fed_layer, record_feed
 from shapecheck.rules.device.operands import same_device_operands
 from shapecheck.rules.device.placement import DEVICE_WORDS, cpu_origin, known_device, placed_note
 from shapecheck.rules.helpers.calls import positional
@@ -198,13 +199,19 @@ out = model(x)
         """Operators between tensors on different devices."""
         self._check(node, ctx)
 
+    def __init__(self) -> None:
+        self._feeds: Feeds = {}
+
     def visit_Call(self, node: cst.Call, ctx) -> None:
         """Torch functions and methods on tensors of different devices, and a module called on an
         input on another device."""
+        record_feed(self._feeds, ctx, node)
         if self._loss_weight(node, ctx) or self._check(node, ctx):
             return
         callee = ctx.fact(node.func)
         args = positional(node)
+        if callee.kind != MODULE and args:
+            self._method_input(node, args, ctx)
         if callee.kind != MODULE or not args:
             return
         module_device = known_device(callee)
@@ -243,6 +250,38 @@ out = model(x)
                 f"input `{short(ctx, arg)}` is on {DEVICE_WORDS[device]}: the call raises RuntimeError "
                 f"(Expected all tensors to be on the same device){_when(when)}; move the input "
                 f"with `.to(device)`",
+            )
+            return
+
+    def _method_input(self, node: cst.Call, args: list[cst.BaseExpression], ctx) -> None:
+        """``model.decode(z)``: a method of a module class of the file that gives its argument
+        straight to a layer of the module (see :mod:`.method_inputs`), called on an instance on
+        one device with a tensor on another."""
+        func = node.func
+        if type(func) is not cst.Attribute or len(args) != len(node.args):
+            return
+        receiver = ctx.fact(func.value)
+        module_device = known_device(receiver)
+        if module_device is None or module_device == CPU or receiver.placed_by is not None:
+            return
+        for index, arg in enumerate(args):
+            layer = fed_layer(self._feeds, receiver, func.attr.value, index)
+            fact = ctx.fact(arg)
+            device = known_device(fact)
+            if layer is None or fact.kind != TENSOR or device is None:
+                continue
+            when = _conflict(module_device, device)
+            if when is None or (device == CPU and not _multi_dim_cpu(fact)):
+                continue
+            module = short(ctx, func.value)
+            origin = cpu_origin(ctx, arg) if device == CPU else None
+            said = origin[0] if origin is not None else f"`{short(ctx, arg)}` is on {DEVICE_WORDS[device]}"
+            fix = origin[1] if origin is not None else "move it with `.to(device)`"
+            ctx.report(
+                node,
+                f"{said}, but module `{module}` is on {DEVICE_WORDS[module_device]} and "
+                f"`{short(ctx, func)}` gives it to `{layer}`: the call raises RuntimeError (Expected all "
+                f"tensors to be on the same device){_when(when)}; {fix}",
             )
             return
 

@@ -8,18 +8,21 @@ from typing import Optional
 import libcst as cst
 
 from shapecheck.rules.base import Example, Fix, Rule, register
+from shapecheck.rules.device.moved_values import moved_module, moved_to, moves_to_device
 from shapecheck.rules.device.operands import same_device_operands
+from shapecheck.rules.device.placement import known_device
 from shapecheck.rules.helpers import fix_safety
 from shapecheck.rules.helpers.calls import (
     dotted_name, is_name, is_number, keyword, method_call, positional, torch_name,
 )
 from shapecheck.rules.helpers.messages import short
+from shapecheck.semantic.evidence import PARAMETERS, scan_function
 from shapecheck.semantic.saved_tensors import names_read
 from shapecheck.rules.helpers.scopes import scope_of
 from shapecheck.semantic.facts import BOOL, CPU, FLOAT, INT, LEAF_REQUIRES_GRAD, MODULE, SIZE, TENSOR, SameDeviceAs
 from shapecheck.semantic.walk import walk
 from shapecheck.semantic.torch_api import (
-    FACTORIES, FLOAT_DEFAULT_FACTORIES, LEGACY_TENSOR_CLASSES, NEW_TENSOR_METHODS, TENSOR_DEVICE_METHODS,
+    DTYPE_KINDS, FACTORIES, FLOAT_DEFAULT_FACTORIES, LEGACY_TENSOR_CLASSES, NEW_TENSOR_METHODS, TENSOR_DEVICE_METHODS,
     TENSOR_METADATA_METHODS, TENSOR_TO_PYTHON_METHODS,
 )
 
@@ -71,6 +74,26 @@ def _nonzero_rank_factory(ctx, node: cst.CSTNode, ints: frozenset = frozenset())
 #: torch functions of one tensor whose result is on its device (``torch.sin(pos)``)
 _ELEMENTWISE = frozenset({"sin", "cos", "exp", "log", "sqrt", "rsqrt", "abs", "neg", "sigmoid", "tanh", "relu",
                           "floor", "ceil", "round", "reciprocal", "tril", "triu"})
+
+#: torch functions of one tensor and plain numbers whose result is on that tensor's device
+#: (``torch.argsort(noise, dim=1)``, ``F.softmax(att, dim=-1)``)
+_ONE_TENSOR = frozenset({"argsort", "cumsum", "cumprod", "softmax", "log_softmax", "flip", "roll", "clamp",
+                         "nn.functional.softmax", "nn.functional.log_softmax"})
+
+
+def _one_tensor_argument(ctx, expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """The tensor ``expr`` is computed from when it is a call of :data:`_ONE_TENSOR` whose other
+    arguments are plain numbers."""
+    if type(expr) is not cst.Call or torch_name(ctx, expr.func) not in _ONE_TENSOR or not expr.args:
+        return None
+    first = expr.args[0]
+    if first.keyword is not None or first.star:
+        return None
+    for arg in expr.args[1:]:
+        if arg.star or ctx.fact(arg.value).kind not in (INT, FLOAT, BOOL):
+            return None
+    return first.value
+
 
 #: ``torch.nn`` recurrent layers, whose second argument is the initial state
 _RECURRENT = frozenset({"RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"})
@@ -173,19 +196,39 @@ def _is_module_attr(expr: cst.BaseExpression) -> bool:
 
 def _attribute_root(ctx, expr: cst.BaseExpression) -> Optional[cst.Attribute]:
     """``self.x`` when ``expr`` is it, or a slice or a device-keeping method chain of it
-    (``self.pe[:, :t]``, ``self.mask.float()``)."""
+    (``self.pe[:, :t]``, ``self.mask.float()``, ``self.emb.to(x.dtype)``), or a comparison of
+    one with a number (``self.bias[:, :t, :t] == 0``)."""
     while True:
         if type(expr) is cst.Subscript:
             expr = expr.value
             continue
+        if type(expr) is cst.Comparison and len(expr.comparisons) == 1 and is_number(expr.comparisons[0].comparator):
+            expr = expr.left
+            continue
         call = method_call(expr)
-        if call is not None and torch_name(ctx, expr.func) is None and call[1] not in _DEVICE_CHANGING:  # type: ignore[attr-defined]
+        if call is not None and torch_name(ctx, expr.func) is None and (  # type: ignore[attr-defined]
+                call[1] not in _DEVICE_CHANGING or _dtype_only_move(ctx, expr)):  # type: ignore[arg-type]
             expr = call[0]
             continue
         break
     if type(expr) is cst.Attribute and is_name(expr.value, "self"):
         return expr
     return None
+
+
+def _dtype_only_move(ctx, call: cst.Call) -> bool:
+    """``t.to(x.dtype)``, ``t.to(torch.float16)``, ``t.to(dtype=...)``: a cast that keeps the device."""
+    method = method_call(call)
+    if method is None or method[1] != "to" or len(call.args) != 1 or call.args[0].star:
+        return False
+    arg = call.args[0]
+    if arg.keyword is not None:
+        return arg.keyword.value == "dtype"
+    value = arg.value
+    if type(value) is cst.Attribute and value.attr.value == "dtype":
+        return True
+    qual = ctx.qualname(value) or ""
+    return qual.startswith("torch.") and qual[len("torch."):] in DTYPE_KINDS
 
 
 def _keeps_tensor(ctx, name: str, value: cst.BaseExpression) -> bool:
@@ -359,6 +402,13 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
         # local names bound to a tensor computed from a parameter (`h = self.fc(x)`)
         self._derived: dict[tuple[int, str], str] = {}
         self._eligible: dict[int, bool] = {}
+        # local names bound to a tensor computed from a parameter or buffer of the module
+        # (`cov = self.L @ self.L.t()`): the attribute it comes from
+        self._held: dict[tuple[int, str], cst.Attribute] = {}
+        # local names bound to a tensor moved to a device the function names (`real = x.to(device)`)
+        self._moved: dict[tuple[int, str], str] = {}
+        # unannotated parameters used as tensors, by function
+        self._evidence_params: dict[int, frozenset[str]] = {}
         self._buffer_names: dict[int, tuple[cst.ClassDef, frozenset[str]]] = {}
         # names bound to a factory result that an assignment rebinds to something else
         self._rebound: dict[tuple[int, str], cst.Assign] = {}
@@ -373,12 +423,56 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
         eligible = self._eligible.get(key)
         if eligible is None:
             in_forward = ctx.in_module_class is True and function.name.value == "forward"
+            evidenced = self._evidenced(ctx, function)
             eligible = any(
                 _annotated_tensor(p) or (in_forward and p.annotation is None and p.name.value != "self")
+                or p.name.value in evidenced
                 for p in _params(function).values()
-            )
+            ) or moves_to_device(ctx, function)
             self._eligible[key] = eligible
         return eligible
+
+    def _held_root(self, ctx, expr: cst.BaseExpression, fid: int, depth: int = 0) -> Optional[cst.Attribute]:
+        """The parameter or registered buffer of the module (``self.L``) that ``expr`` is computed
+        from, when every op on the way leaves the result on its device or raises
+        (``self.L @ self.L.t()``, ``cov * 2``, ``torch.exp(self.log_scale)``); else ``None``."""
+        if depth > 8:
+            return None
+        root = _attribute_root(ctx, expr)
+        if root is not None:
+            return root if root.attr.value in _registered(ctx, ctx.class_def, self._buffer_names) else None
+        if type(expr) is cst.Name:
+            return self._held.get((fid, expr.value))
+        if type(expr) is cst.BinaryOperation:
+            return self._held_root(ctx, expr.left, fid, depth + 1) or self._held_root(ctx, expr.right, fid, depth + 1)
+        call = method_call(expr)
+        if call is not None and torch_name(ctx, expr.func) is None and call[1] not in _DEVICE_CHANGING:  # type: ignore[attr-defined]
+            return self._held_root(ctx, call[0], fid, depth + 1)
+        name = torch_name(ctx, expr.func) if type(expr) is cst.Call else None
+        if type(expr) is cst.Call and name is not None and name not in _FRESH and not name.startswith("nn.init"):
+            for arg in positional(expr):  # `torch.matmul(self.L, self.L.t())`
+                root = self._held_root(ctx, arg, fid, depth + 1)
+                if root is not None:
+                    return root
+        return None
+
+    def _evidenced(self, ctx, function: cst.FunctionDef) -> frozenset[str]:
+        """For a method of an ``nn.Module`` class (it runs where the module runs, as ``forward``
+        does), the unannotated parameters (not its receiver) that its body uses as only a tensor
+        can be used (:mod:`~shapecheck.semantic.evidence`), and as nothing else. A plain function
+        may be a CPU-only script's: nothing."""
+        key = id(function)
+        found = self._evidence_params.get(key)
+        if found is None and ctx.in_module_class is not True:
+            found = self._evidence_params[key] = frozenset()
+        if found is None:
+            table = scan_function(function, ctx.imports.resolve).at(PARAMETERS)
+            declared = list(_params(function).values())
+            receiver = declared[0].name.value if declared and ctx.class_def is not None else None
+            found = self._evidence_params[key] = frozenset(
+                p.name.value for p in declared if p.annotation is None and p.name.value != receiver
+                and (ev := table.get(p.name.value)) is not None and ev.tensor and not ev.poisoned)
+        return found
 
     def visit_Assign(self, node: cst.Assign, ctx) -> None:
         """Follows the names bound to sizes, to factory results without ``device=`` and to tensors
@@ -387,10 +481,15 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
             return
         function = scope_of(ctx, node).function
         ints = self._ints.setdefault(id(function), set())
+        held = self._held_root(ctx, node.value, id(function)) if ctx.in_forward else None
+        moved = moved_to(ctx, node.value, self._moved, id(function))
         for target in node.targets:
             names = [target.target] if type(target.target) is cst.Name else [
                 e.value for e in getattr(target.target, "elements", ()) if type(e.value) is cst.Name
             ]
+            for name in names:
+                self._held.pop((id(function), name.value), None)
+                self._moved.pop((id(function), name.value), None)
             unpacks_shape = type(node.value) is cst.Attribute and node.value.attr.value == "shape"
             for name in names:
                 if _is_size_int(node.value) or (unpacks_shape and name is not target.target) \
@@ -415,6 +514,10 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
                         self._derived[key] = derived
                     else:
                         self._derived.pop(key, None)
+                if held is not None:
+                    self._held[key] = held
+                if moved is not None:
+                    self._moved[key] = moved
                 made = self._factory(node.value, function, ctx)
                 if made is not None:
                     self._factories[key] = made
@@ -432,6 +535,28 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
         computed from an input, and such a result given to a layer of the module."""
         self._check(node, ctx)
         self._layer_input(node, ctx)
+        self._moved_module_input(node, ctx)
+
+    def _moved_module_input(self, node: cst.Call, ctx) -> None:
+        """A module the function moved to a device it names (``netG = Generator().to(device)``)
+        run on a factory result without ``device=`` (``netG(torch.randn(b, nz))``): reported."""
+        if not self._in_scope(ctx):
+            return
+        function = scope_of(ctx, node).function
+        device = moved_module(ctx, node, self._moved, id(function))
+        callee = ctx.fact(node.func)
+        if device is None or known_device(callee) is not None:
+            return  # where the module is known, SC401 speaks
+        call = self._factory(positional(node)[0], function, ctx)
+        if call is None or ctx.fact(call).device != CPU:
+            return
+        ctx.report(
+            node,
+            f"`{short(ctx, call)}` is created on the CPU (no `device=`) and is given to `{short(ctx, node.func)}`, "
+            f"which is on `{device}` (moved there in this function): the call raises RuntimeError (Expected all "
+            f"tensors to be on the same device) unless `{device}` is the CPU; pass `device={device}`",
+            condition=f"`{device}` is the CPU",
+        )
 
     def _factory(self, expr: cst.BaseExpression, function, ctx) -> Optional[cst.Call]:
         """The factory call (without ``device=``) that ``expr`` is computed from, if any.
@@ -457,6 +582,14 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
             if type(expr) is cst.Call and len(expr.args) == 1 and not expr.args[0].keyword \
                     and not expr.args[0].star and (torch_name(ctx, expr.func) or "").split(".")[-1] in _ELEMENTWISE:
                 expr = expr.args[0].value
+                continue
+            one = _one_tensor_argument(ctx, expr)
+            if one is not None:
+                expr = one
+                continue
+            if type(expr) is cst.Subscript and all(type(e.slice) is cst.Slice or (
+                    type(e.slice) is cst.Index and ctx.fact(e.slice.value).kind == INT) for e in expr.slice):
+                expr = expr.value  # `ids[:, :keep]`: a slice is where its tensor is
                 continue
             if type(expr) is cst.UnaryOperation:
                 expr = expr.expression
@@ -539,7 +672,8 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
                     return None
                 param = _params(function).get(expr.value)
                 if param is not None:
-                    tensor = _annotated_tensor(param) or (in_forward and param.annotation is None)
+                    tensor = _annotated_tensor(param) or (in_forward and param.annotation is None) \
+                        or expr.value in self._evidence_params.get(fid, ())
                     return expr.value if tensor else None
                 return self._derived.get((fid, expr.value))
             if type(expr) is cst.Subscript:
@@ -622,7 +756,34 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
                 fix=Fix(call, fixed, safe=safety) if safety is not None else None,
             )
             return
+        if self._meets_moved(node, what, operands, made, scope, ctx):
+            return
         self._meets_parameter(node, what, operands, made, scope, ctx)
+
+    def _meets_moved(self, node: cst.CSTNode, what: str, operands: list[cst.BaseExpression],
+                     made: list[tuple[cst.BaseExpression, cst.Call]], scope, ctx) -> bool:
+        """A factory result without ``device=`` meets a tensor the function moved to a device it
+        names (``real = data.to(device)``; ``netD(real)``): reported, True. Moving it says that the
+        device may be a GPU; where it is known, SC401 speaks."""
+        for operand in operands:
+            if any(operand is op for op, _ in made):
+                continue
+            device = moved_to(ctx, operand, self._moved, id(scope.function))
+            fact = ctx.fact(operand)
+            if device is None or fact.kind not in (TENSOR, None) or known_device(fact) is not None:
+                continue
+            call = made[0][1]
+            if ctx.fact(call).device != CPU:
+                return True
+            ctx.report(
+                node,
+                f"`{short(ctx, call)}` is created on the CPU (no `device=`) and meets `{short(ctx, operand)}`, "
+                f"which is on `{device}` (moved there in this function): `{what}` raises RuntimeError (Expected "
+                f"all tensors to be on the same device) unless `{device}` is the CPU; pass `device={device}`",
+                condition=f"`{device}` is the CPU",
+            )
+            return True
+        return False
 
     def _meets_parameter(self, node: cst.CSTNode, what: str, operands: list[cst.BaseExpression],
                          made: list[tuple[cst.BaseExpression, cst.Call]], scope, ctx) -> None:
@@ -633,15 +794,16 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
         for operand in operands:
             if any(operand is op for op, _ in made):
                 continue
-            root = _attribute_root(ctx, operand)
+            root = self._held_root(ctx, operand, id(scope.function))
             fact = ctx.fact(operand)
-            if root is None or fact.kind != TENSOR or fact.device is not None \
-                    or root.attr.value not in _registered(ctx, ctx.class_def, self._buffer_names):
+            if root is None or fact.kind != TENSOR or fact.device is not None:
                 continue
             call = made[0][1]
             if ctx.fact(call).device != CPU:
                 return
             what_it_is = "a parameter" if fact.grad == LEAF_REQUIRES_GRAD else "a registered tensor"
+            if _attribute_root(ctx, operand) is None:  # `cov`, computed from `self.L`
+                what_it_is = f"computed from `{short(ctx, root)}`, a tensor"
             ctx.report(
                 node,
                 f"`{short(ctx, call)}` is created on the CPU (no `device=`) and meets `{short(ctx, operand)}`, "

@@ -68,9 +68,15 @@ def spec_site(node: cst.Call, ctx) -> Optional[SpecSite]:
         if any(type(e) is cst.StarredElement for e in elements):
             countable = False
         operands = [e.value for e in elements]
-    elif qual.startswith("torch") and len(operands) == 1 and ctx.fact(operands[0]).kind != TENSOR:
+    elif qual.startswith("torch") and len(operands) == 1 and not _one_array(ctx.fact(operands[0])):
         countable = False  # torch.einsum(spec, ops) with a list of operands
     return SpecSite(literal, spec, operands, form, countable)
+
+
+def _one_array(fact) -> bool:
+    """True when ``fact`` is one array, not a list of operands: a tensor, or a value of unknown
+    kind with a shape of known rank (a list has none: ``x.reshape(b, h, w, c)`` gave it)."""
+    return fact.kind == TENSOR or (fact.kind is None and fact.shape is not None and fact.shape.rank is not None)
 
 
 def _form_keyword(node: cst.Call, default: str) -> Optional[str]:

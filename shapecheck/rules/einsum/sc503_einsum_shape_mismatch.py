@@ -22,6 +22,24 @@ _HEADS = (
     "    q = x.view(B, T, n_head, C // n_head).transpose(1, 2)\n"
 )
 
+#: q, k, v split into heads by a reshape of a projection: (B, num_heads, N, head_dim)
+_TIMM = (
+    "import torch\nimport torch.nn as nn\nclass A(nn.Module):\n    def __init__(self, dim, num_heads):\n"
+    "        super().__init__()\n        self.num_heads = num_heads\n        self.head_dim = dim // num_heads\n"
+    "        self.qkv = nn.Linear(dim, dim * 3)\n    def forward(self, x):\n        B, N, C = x.shape\n"
+    "        qkv = self.qkv(x).reshape(B, N, 3, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4)\n"
+    "        q, k, v = qkv.unbind(0)\n"
+)
+
+#: q, k, v of (b, h, n, d) read by an einops pattern from a query and a key-value projection
+_CAIT = (
+    "import torch\nimport torch.nn as nn\nfrom einops import rearrange\nclass A(nn.Module):\n"
+    "    def __init__(self, dim, heads):\n        super().__init__()\n        self.heads = heads\n"
+    "        self.to_q = nn.Linear(dim, dim)\n        self.to_kv = nn.Linear(dim, dim * 2)\n"
+    "    def forward(self, x):\n        qkv = (self.to_q(x), *self.to_kv(x).chunk(2, dim=-1))\n"
+    "        q, k, v = map(lambda t: rearrange(t, 'b n (h d) -> b h n d', h=self.heads), qkv)\n"
+)
+
 
 @register
 class EinsumShapeMismatch(Rule):
@@ -38,7 +56,9 @@ one index per dim (an ellipsis covering the rest), and an index must have one si
 it appears (a size of 1 broadcasts). Sizes come from literal factories and jaxtyping
 annotations; two different annotation names for one index are flagged too. Two different sizes
 read from one tensor (`T` and `C // self.n_head` of `B, T, C = x.size()`) are generic,
-independent of each other: one index bound to both is flagged, and the message names the
+independent of each other, and so is a config value that a view splits off the last dim
+(`self.head_dim` of `qkv.reshape(B, N, 3, self.num_heads, self.head_dim)`) from the sizes the
+view keeps (`B`, `N`): one index bound to two of them is flagged, and the message names the
 exception ("raises unless `T` equals `C//self.n_head` or one of them is 1"). Sizes from a
 config, an attribute, a parameter or another tensor may be equal by construction: never flagged.
 `q, k, v = qkv` binds the rows of `qkv` (its dims after the first), and an operand of unknown
@@ -76,6 +96,13 @@ c = torch.einsum("bij,bjk->bik", a, b)
         "    def forward(self, x):\n        b, n, c = x.shape\n"
         "        q, k, v = self.qkv(x).reshape(b, n, 3, self.h, c // self.h).permute(2, 0, 3, 1, 4)\n"
         "        return torch.einsum('bhqd,bhkd->bhqk', q, k)\n",
+        # heads read by an einops pattern from a query and the chunks of a key-value projection
+        _CAIT + "        return torch.einsum('b h i d, b h j d -> b h i j', q, k)\n",
+        # the heads split off the features of one read, read in the order that fits
+        _TIMM + "        return torch.einsum('bhnd,bhmd->bhnm', q, k)\n",
+        # one operand of unknown kind whose view gave its rank
+        "import torch\ndef f(x, p):\n    x = x.reshape(shape=(x.shape[0], 4, 4, p, p, 3))\n"
+        "    return torch.einsum('nhwpqc->nchpwq', x)\n",
     )
     invalid = (
         "import torch\na = torch.randn(2, 3, 4)\nb = torch.randn(2, 5, 6)\n"
@@ -92,6 +119,13 @@ c = torch.einsum("bij,bjk->bik", a, b)
         "    def forward(self, x):\n        b, n, c = x.shape\n"
         "        q, k, v = self.qkv(x).reshape(b, n, 3, self.h, c // self.h).permute(2, 0, 3, 1, 4)\n"
         "        k_t = k.transpose(-2, -1)\n        return torch.einsum('bhqd,bhkd->bhqk', q, k_t)  # <--\n",
+        # the key read as if transposed: d is the head size in q but the length n in k
+        _CAIT + "        return torch.einsum('b h i d, b h d j -> b h i j', q, k)  # <--\n",
+        # the key read untransposed: d is self.head_dim in q but N in k
+        _TIMM + "        return torch.einsum('bhnd,bhdm->bhnm', q, k)  # <--\n",
+        # the patches reshaped to 4 dims for a 6-index term (keyword `shape=`)
+        "import torch\ndef f(x, p):\n    x = x.reshape(shape=(x.shape[0], 4, 4, p * p * 3))\n"
+        "    return torch.einsum('nhwpqc->nchpwq', x)  # <--\n",
         # a 2-D operand (of a parameter whose rank its unpacking gave) for a batched spec
         "import torch\ndef f(x, w):\n    b, n, d = x.shape\n    y = x.reshape(b * n, d)\n"
         "    return torch.einsum('bij,bjk->bik', y, w)  # <--\n",

@@ -3,10 +3,14 @@ the strides."""
 
 from __future__ import annotations
 
+import re
+from typing import Optional
+
 import libcst as cst
 
 from shapecheck.rules.base import Example, Fix, Rule, register
 from shapecheck.rules.layout.view_calls import call_text, clipped_source, view_call, view_condition
+from shapecheck.semantic.branch_facts import Branch
 from shapecheck.shapes import format_shape
 
 
@@ -54,7 +58,15 @@ rank, and a slice that cuts a dim short keeps the layout with a gap outside that
 `correct[:k].view(-1)` of the classic top-k `accuracy()` helper). A view that only splits
 dims, or keeps the moved dims apart, is legal and is not flagged; nor is one whose new sizes
 cannot be matched to the old ones, unless there are too few of them for the runs of dims that
-cannot merge.
+cannot merge. A layer whose function lays out its result plainly whatever its input's order
+(`nn.Conv1d` on a 3-d input, `nn.Softmax`, `nn.LayerNorm`) gives a contiguous output.
+
+Where an `if` on a plain flag (`if self.flash:`) leaves a tensor laid out plainly on one side and
+in an unknown order on the other (`F.scaled_dot_product_attention`, whose layout depends on the
+kernel), the view is checked on each side that bound the name itself, and the finding says which
+side fails ("when `self.flash` is false"). A test on sizes, on the layout (`x.is_contiguous()`),
+on a call, or on `self.training` decides nothing, nor does the side that kept the value from
+before the `if` (`if flag: y = y.contiguous()`).
 
 ## Why is this bad?
 `view` never copies: it reinterprets the same storage with new sizes, which is possible only when
@@ -117,6 +129,16 @@ a view is impossible.
         "        self.emb = nn.Embedding(10, 8)\n        self.gru = nn.GRU(8, 8)\n    def forward(self, tok, h):\n"
         "        e = self.emb(tok).view(1, 1, -1)\n        out, h = self.gru(e, h)\n"
         "        return out.transpose(0, 1).view(-1, 8)\n",
+        "def f(x, b, t, c, flag):\n    y = x.view(b, t, 4, c // 4).transpose(1, 2)\n    if flag:\n"
+        "        y = y.contiguous()\n    return y.view(b, t, c)\n",
+        "import torch.nn.functional as F\ndef f(q, k, v, b, t, c, training):\n"
+        "    q, k, v = q.view(b, 4, t, c // 4), k.view(b, 4, t, c // 4), v.view(b, 4, t, c // 4)\n"
+        "    if training:\n        y = F.scaled_dot_product_attention(q, k, v)\n    else:\n"
+        "        y = (q @ k.transpose(-2, -1)).softmax(-1) @ v\n"
+        "    return y.transpose(1, 2).view(b, t, c)\n",
+        "import torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.down = nn.Conv2d(8, 8, 2, stride=2)\n    def forward(self, x):\n"
+        "        return self.down(x.view(-1, 2, 2, 8).permute(0, 3, 1, 2)).view(-1, 8)\n",
     )
     invalid = (
         Example(
@@ -201,22 +223,54 @@ a view is impossible.
             "    return torch.einsum('nchpwq->nhwpqc', x).reshape(n, -1, p * p * c)  # <--\n",
         ),
         Example(
+            "import torch\nimport torch.nn.functional as F\ndef attend(q, k, v, b, t, c, fused):\n"
+            "    q, k, v = q.view(b, 4, t, c // 4), k.view(b, 4, t, c // 4), v.view(b, 4, t, c // 4)\n"
+            "    if fused:\n        y = F.scaled_dot_product_attention(q, k, v)\n    else:\n"
+            "        y = torch.softmax(q @ k.transpose(-2, -1), -1) @ v\n"
+            "    return y.transpose(1, 2).view(b, t, c)  # <--\n",
+            fixed="import torch\nimport torch.nn.functional as F\ndef attend(q, k, v, b, t, c, fused):\n"
+            "    q, k, v = q.view(b, 4, t, c // 4), k.view(b, 4, t, c // 4), v.view(b, 4, t, c // 4)\n"
+            "    if fused:\n        y = F.scaled_dot_product_attention(q, k, v)\n    else:\n"
+            "        y = torch.softmax(q @ k.transpose(-2, -1), -1) @ v\n"
+            "    return y.transpose(1, 2).reshape(b, t, c)  # <--\n",
+        ),
+        Example(
+            "import torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.conv = nn.Conv1d(8, 8, 3)\n    def forward(self, x):\n"
+            "        return self.conv(x.transpose(1, 2)).transpose(0, 1).view(-1)  # <--\n",
+            fixed="import torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.conv = nn.Conv1d(8, 8, 3)\n    def forward(self, x):\n"
+            "        return self.conv(x.transpose(1, 2)).transpose(0, 1).reshape(-1)  # <--\n",
+        ),
+        Example(
             "import torch\nx = torch.rand(4, 6)\ny = x[:, :3].view(12)  # <--\n",
             fixed="import torch\nx = torch.rand(4, 6)\ny = x[:, :3].reshape(12)  # <--\n",
         ),
     )
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
-        """``x.view(...)`` that the stride rule proves impossible."""
+        """``x.view(...)`` that the stride rule proves impossible (on one side of an ``if``, when
+        the join of both sides forgot the layout)."""
         if view_call(node) != "view" or type(node.func) is not cst.Attribute:
             return
         verdict = ctx.view_verdict(node)
         if verdict is None:
             return
         recv, target, possible = verdict
-        if possible is not False:
+        if possible is None:
+            for side, on_side in ctx.branch_view_verdicts(node):
+                if side.rebound and on_side is not None and on_side[2] is False:
+                    self._report(node, ctx, on_side[0], on_side[1], side)
+                    return
             return
+        if possible is False:
+            self._report(node, ctx, recv, target, None)
+
+    def _report(self, node: cst.Call, ctx, recv, target, side: Optional[Branch]) -> None:
+        """The finding on ``node``, whose receiver has the fact ``recv`` (on ``side`` only, when
+        given)."""
         func = node.func
+        assert type(func) is cst.Attribute
         if recv.shape is not None and recv.shape.rank is None and _squeezed(ctx, func.value):
             return  # `h.squeeze(0).transpose(1, 0)`: the code expects size-1 dims, sizes are not generic
         subject = clipped_source(ctx, func.value)
@@ -228,11 +282,28 @@ a view is impossible.
         view = call_text(ctx, node, "view", target)
         condition = view_condition(recv, target, subject)
         unless = f" unless {condition}" if condition else ""
+        when = ""
+        if side is not None:
+            when = f" when {side.describe(ctx.source)}{_line_of_test(ctx, side.test)}"
+            other = side_flipped(side).describe(ctx.source)
+            condition = f"{condition} or {other}" if condition else other
         ctx.report(
             node,
-            f"`{subject}` is not contiguous {why}{detail}; `{view}` would "
+            f"`{subject}` is not contiguous {why}{detail}{when}; `{view}` would "
             f"merge dims whose strides do not line up and raises at run time{unless}; use `.reshape()` "
             f"or call `.contiguous()` first",
             fix=fix,
             condition=condition,
         )
+
+
+def side_flipped(side: Branch) -> Branch:
+    """The other side of the ``if`` of ``side`` (for what it says, not its fact)."""
+    return Branch(side.test, not side.taken, side.fact, side.rebound)
+
+
+def _line_of_test(ctx, test: cst.BaseExpression) -> str:
+    """`` (line N)``: the line of the ``if`` that tests ``test``, when its text occurs once."""
+    pattern = re.compile(r"^[ \t]*(?:el)?if\s+" + re.escape(ctx.source(test)) + r"\s*:", re.MULTILINE)
+    found = [m.start() for m in pattern.finditer(ctx.text)] if ctx.text else []
+    return f" (line {ctx.text.count(chr(10), 0, found[0]) + 1})" if len(found) == 1 else ""

@@ -82,6 +82,9 @@ if (x > 0).all():             # or .any(): say which one you mean
         "    if a == None or a == y:\n        return 1\n",
         "import torch\ndef decode(model, out, end):\n    prob = model.ff(out[:, -1])\n"
         "    _, next_word = torch.max(prob, dim=1)\n    if next_word == end:\n        return 1\n",
+        # a check of every pair of coordinates, reduced with `.all()`
+        "import torch\n""def giou(boxes1, boxes2):\n""    assert (boxes1[:, 2:] >= boxes1[:, :2]).all()\n"
+        "    return torch.min(boxes1[:, None, :2], boxes2[:, :2])\n",
     )
     invalid = (
         "import torch\nx = torch.randn(2, 3)\nmask_a = x > 0\nmask_b = x < 1\nboth = mask_a and mask_b  # <--\n",
@@ -95,6 +98,9 @@ if (x > 0).all():             # or .any(): say which one you mean
         "import torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
         "        self.fc = nn.Linear(8, 4)\n    def forward(self, x, best):\n        a = self.fc(x)\n"
         "        return (a > best) or (a < 0)  # <--\n",
+        # `torch.min` takes slices of `boxes1`: a tensor of at least 2 dims, whose comparison has many elements
+        "import torch\n""def giou(boxes1, boxes2):\n""    assert boxes1[:, 2:] >= boxes1[:, :2]  # <--\n"
+        "    return torch.min(boxes1[:, None, :2], boxes2[:, :2])\n",
     )
 
     def __init__(self) -> None:

@@ -6,11 +6,31 @@ from typing import Optional
 
 import libcst as cst
 
+from shapecheck.rules.autograd.unreduced_loss import unreduced_elements
 from shapecheck.rules.base import Rule, register
+from shapecheck.rules.pitfall.appended_lists import loop_append
 from shapecheck.rules.helpers.calls import method_call, positional
 from shapecheck.rules.helpers.messages import short
 from shapecheck.rules.helpers.element_count import several_elements_of
 from shapecheck.rules.helpers.tensors import tensor_fact
+
+
+#: constructors that build a tensor with one element per item of a list
+_FROM_LIST = frozenset({"torch.tensor", "torch.as_tensor", "torch.Tensor", "torch.FloatTensor",
+                        "torch.DoubleTensor", "torch.LongTensor"})
+
+
+def _of_loop_list(ctx, target: cst.BaseExpression) -> Optional[tuple[str, Optional[str]]]:
+    """``torch.tensor(xs)`` with ``xs`` a local list that a loop appends to on every pass: one
+    element (at least) per pass, more than one unless the loop passes once."""
+    if type(target) is not cst.Call or ctx.function is None or ctx.qualname(target.func) not in _FROM_LIST:
+        return None
+    args = positional(target)
+    if len(args) != 1 or len(target.args) != 1 or type(args[0]) is not cst.Name:
+        return None
+    if loop_append(ctx.function, args[0].value) is None:
+        return None
+    return f"one element per item a loop appends to `{args[0].value}`", "the loop appends one item"
 
 
 def _numel_words(fact) -> str:
@@ -31,7 +51,8 @@ class ItemOnNonScalar(Rule):
     doc = """\
 ## What it does
 Flags `t.item()`, `float(t)` and `int(t)` where `t` is a tensor known to hold more than one
-element.
+element: a known size above 1, or for generic sizes a dim of unknown size, per-element losses
+(`reduction="none"`), and `torch.tensor(xs)` of a list a loop appends to on every pass.
 
 ## Why is this bad?
 They convert a one-element tensor to a Python number. On any other tensor they raise
@@ -71,6 +92,19 @@ total = x.sum().item()        # or reduce first
         "def f(x):\n    return x.view(-1).sum(0).item()\n",
         "import torch\ndef decode(model, out):\n    prob = model.ff(out[:, -1])\n"
         "    _, next_word = torch.max(prob, dim=1)\n    return next_word.item()\n",
+        # the mean of the numbers a loop collected; a list appended once, or by a loop that stops after one pass
+        "import torch\n""def evaluate(model, loader):\n""    losses = []\n""    for x, y in loader:\n"
+        "        losses.append(model(x, y).item())\n""    return torch.tensor(losses).mean().item()\n",
+        "import torch\n""def first(model, loader):\n""    losses = []\n""    for x in loader:\n"
+        "        losses.append(model(x).item())\n""        break\n"
+        "    return torch.tensor(losses).item()\n",
+        "import torch\n""def one(model, x):\n""    losses = []\n""    losses.append(model(x).item())\n"
+        "    return torch.tensor(losses).item()\n",
+        # per-sample losses reduced before `.item()`
+        "import torch.nn as nn\n""def evaluate(model, loader):\n"
+        "    criterion = nn.CrossEntropyLoss(reduction=\"none\")\n""    total = 0.0\n"
+        "    for x, y in loader:\n""        loss = criterion(model(x), y).sum()\n"
+        "        total += loss.item()\n""    return total\n",
     )
     invalid = (
         "import torch\nx = torch.randn(2, 3)\nv = x.item()  # <--\n",
@@ -87,6 +121,19 @@ total = x.sum().item()        # or reduce first
         "import torch.nn as nn\nfc = nn.Linear(8, 4)\ndef f(x):\n    return (fc(x) == 0).item()  # <--\n",
         "def f(boxes):\n    n, k = boxes.size()\n    boxes = boxes.contiguous()\n"
         "    return boxes.sum(-1).item()  # <--\n",
+        # per-sample losses (reduction="none") in a function without backward
+        "import torch.nn as nn\n""def evaluate(model, loader):\n"
+        "    criterion = nn.CrossEntropyLoss(reduction=\"none\")\n""    total = 0.0\n"
+        "    for x, y in loader:\n""        loss = criterion(model(x), y)\n"
+        "        total += loss.item()  # <--\n""    return total\n",
+        # one element per number a loop appends
+        "import torch\n""def evaluate(model, loader):\n""    losses = []\n""    for x, y in loader:\n"
+        "        losses.append(model(x, y).item())\n""    return torch.tensor(losses).item()  # <--\n",
+        # the argmax over dim 1 keeps the batch dim of the prediction F.nll_loss takes
+        "import torch.nn.functional as F\n""def test(model, loader):\n""    correct = 0\n"
+        "    for data, target in loader:\n""        output = model(data)\n"
+        "        loss = F.nll_loss(output, target)\n""        pred = output.argmax(dim=1, keepdim=True)\n"
+        "        correct += pred.eq(target.view_as(pred)).item()  # <--\n""    return correct\n",
     )
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
@@ -105,7 +152,8 @@ total = x.sum().item()        # or reduce first
         if fact is None:
             return
         name = short(ctx, target)
-        found = several_elements_of(ctx, target, name)
+        found = several_elements_of(ctx, target, name) or unreduced_elements(ctx, target, name) \
+            or _of_loop_list(ctx, target)
         if found is None:
             return
         described, condition = found

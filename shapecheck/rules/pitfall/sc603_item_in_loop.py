@@ -8,7 +8,8 @@ from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.calls import method_call
 from shapecheck.rules.helpers.messages import short
 from shapecheck.rules.helpers.scopes import scope_of
-from shapecheck.semantic.facts import CPU, TENSOR
+from shapecheck.rules.pitfall.loop_iterations import loop_trains, under_modulo_guard
+from shapecheck.semantic.facts import CPU, CUDA, TENSOR
 
 
 @register
@@ -21,8 +22,12 @@ class ItemInLoop(Rule):
     default_enabled = False
     doc = """\
 ## What it does
-Flags `.item()` called inside a `for` or `while` loop on a tensor that is not known to live
-on the CPU. Opt-in: a performance hint, not a bug.
+Flags `.item()` called inside a `for` or `while` loop that trains (its body runs a backward
+pass), on a tensor that is not known to live on the CPU, and inside any loop on a tensor known
+to live on the GPU. A call under a logging guard (`if i % 100 == 0:`, `if step % log_every ==
+0:`) runs on one iteration in many and is not flagged; neither is a loop of library code that
+evaluates or converts (no backward pass), nor an epoch loop that calls a training function, on
+a tensor of unknown device. Opt-in: a performance hint, not a bug.
 
 ## Why is this bad?
 `.item()` copies the value to the host. For a CUDA tensor it waits until every queued kernel has
@@ -34,6 +39,8 @@ logs `loss.item()` every step can run noticeably slower than one that accumulate
 total = 0.0
 for x, y in loader:
     loss = loss_fn(model(x), y)
+    loss.backward()
+    optimizer.step()
     total += loss.item()      # host sync every step
 ```
 
@@ -42,6 +49,8 @@ for x, y in loader:
 total = torch.zeros((), device=device)
 for x, y in loader:
     loss = loss_fn(model(x), y)
+    loss.backward()
+    optimizer.step()
     total += loss.detach()    # stays on the device
 print(total.item())           # one sync at the end
 ```
@@ -51,24 +60,47 @@ print(total.item())           # one sync at the end
         "import torch\nfor i in range(3):\n    x = torch.randn(3)\n    print(x.sum().item())\n",
         "import torch\nlosses = []\nfor i in range(3):\n    losses.append(torch.randn(()).cuda())\n"
         "print(torch.stack(losses).mean().item())\n",
+        # a logging guard: one iteration in a hundred
+        "import torch\ndef train(model, loader, loss_fn, opt):\n    for i, (x, y) in enumerate(loader):\n"
+        "        loss = loss_fn(model(x), y)\n        loss.backward()\n        opt.step()\n"
+        "        if i % 100 == 0:\n            print(i, loss.item())\n",
+        "import torch\ndef train(model, loader, loss_fn, opt, log_every):\n    for step, (x, y) in enumerate(loader):\n"
+        "        loss = loss_fn(model(x), y)\n        loss.backward()\n        opt.step()\n"
+        "        if (step + 1) % log_every == 0 and step > 0:\n            print(step, loss.item())\n",
+        # a tensor known to live on the CPU: no device to wait for
+        "import torch\ndef train(model, loader, loss_fn, opt):\n    for x, y in loader:\n"
+        "        loss = loss_fn(model(x), y)\n        loss.backward()\n        opt.step()\n"
+        "        print(torch.tensor(x.shape).prod().item())\n",
+        # library code: a loop that evaluates, with no backward pass and no step()
+        "import torch\ndef accuracy(model, loader):\n    correct = 0\n    for x, y in loader:\n"
+        "        correct += (model(x).argmax(1) == y).sum().item()\n    return correct\n",
     )
     invalid = (
-        "import torch\ndef train(model, loader, loss_fn):\n    total = 0.0\n    for x, y in loader:\n"
-        "        loss = loss_fn(model(x), y)\n        total += loss.item()  # <--\n    return total\n",
+        "import torch\ndef train(model, loader, loss_fn, opt):\n    total = 0.0\n    for x, y in loader:\n"
+        "        loss = loss_fn(model(x), y)\n        loss.backward()\n        opt.step()\n"
+        "        total += loss.item()  # <--\n    return total\n",
         "import torch\nx = torch.randn(3).cuda()\nwhile True:\n    if x.sum().item() > 0:  # <--\n        break\n",
+        # a guard that holds on most iterations is no logging guard
+        "import torch\ndef train(model, loader, loss_fn, opt):\n    for i, (x, y) in enumerate(loader):\n"
+        "        loss = loss_fn(model(x), y)\n        loss.backward()\n        opt.step()\n"
+        "        if i % 100 != 0:\n            print(i, loss.item())  # <--\n",
     )
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
-        """``.item()`` inside a loop, on a tensor not known to live on the CPU."""
+        """``.item()`` inside a training loop on a tensor not known to live on the CPU, or inside
+        any loop on a tensor known to live on the GPU; not under a logging guard."""
         call = method_call(node)
         if call is None or call[1] != "item" or node.args:
             return
-        if scope_of(ctx, node).loop is None:
+        loop = scope_of(ctx, node).loop
+        if loop is None:
             return
         fact = ctx.fact(call[0])
         if fact.kind is not None and fact.kind != TENSOR:
             return
-        if fact.device == CPU:
+        if fact.device == CPU or under_modulo_guard(ctx):
+            return
+        if fact.device != CUDA and not loop_trains(ctx, loop):
             return
         ctx.report(
             node,

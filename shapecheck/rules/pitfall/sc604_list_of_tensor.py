@@ -8,6 +8,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from shapecheck.rules.base import Rule, register
+from shapecheck.rules.pitfall.appended_lists import only_appended, plain_append
 from shapecheck.rules.helpers.calls import method_call
 from shapecheck.rules.helpers.element_count import several_elements_of
 from shapecheck.rules.helpers.messages import short
@@ -18,106 +19,6 @@ _CONSTRUCTORS = {
     "torch.tensor": "ValueError", "torch.as_tensor": "ValueError", "torch.Tensor": "ValueError",
     "torch.FloatTensor": "ValueError", "torch.DoubleTensor": "ValueError", "torch.LongTensor": "TypeError",
 }
-#: compound statements that run their body unconditionally (loops: once they run at all)
-_PLAIN_BLOCKS = (cst.For, cst.While, cst.With, cst.IndentedBlock, cst.SimpleStatementLine, cst.Expr)
-
-
-def _path(root: cst.CSTNode, target: cst.CSTNode) -> Optional[list[cst.CSTNode]]:
-    """The nodes from ``root`` down to ``target`` (both included), or ``None``."""
-    if root is target:
-        return [root]
-    for child in root.children:
-        found = _path(child, target)
-        if found is not None:
-            return [root] + found
-    return None
-
-
-def _plain_append(function: cst.FunctionDef, append: cst.Call) -> bool:
-    """``append`` runs whenever the loops around it run: only loops and ``with`` blocks lie
-    between the function's body and its statement (no ``if``, ``try``, nested function)."""
-    path = _path(function.body, append)
-    if path is None:
-        return False
-    for node in path[1:]:
-        if node is append:
-            return True
-        if not isinstance(node, _PLAIN_BLOCKS):
-            return False
-    return False
-
-
-#: statements and expressions that bind their ``target``
-_REBINDINGS = (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.Del, cst.NamedExpr)
-
-
-class _Uses(cst.CSTVisitor):
-    """How a function uses the local ``name``: the ``name = []`` statements, and whether anything
-    else binds or changes it (another assignment, a loop or ``with`` target, ``del``, a method
-    other than ``append``, an item or slice assignment, a nested function)."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.empty_lists: list[cst.Assign] = []
-        self.other = False
-
-    def _is_name(self, node: cst.CSTNode) -> bool:
-        return type(node) is cst.Name and node.value == self.name
-
-    def _targets(self, target: cst.BaseExpression) -> bool:
-        """``target`` binds or writes into ``name``."""
-        if self._is_name(target):
-            return True
-        if isinstance(target, (cst.Tuple, cst.List)):
-            return any(self._targets(e.value) for e in target.elements)
-        if isinstance(target, (cst.Subscript, cst.Attribute, cst.StarredElement)):
-            return self._targets(target.value)
-        return False
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        if any(self._targets(t.target) for t in node.targets):
-            if len(node.targets) == 1 and self._is_name(node.targets[0].target) \
-                    and type(node.value) is cst.List and not node.value.elements:
-                self.empty_lists.append(node)
-            else:
-                self.other = True
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        """Any other binding of the name (``+=``, a loop or ``with`` target, ``del``, walrus)."""
-        if type(node) in _REBINDINGS:
-            self.other = self.other or self._targets(node.target)  # type: ignore[attr-defined]
-        elif type(node) is cst.AsName:
-            self.other = self.other or self._targets(node.name)
-        return super().on_visit(node)
-
-    def visit_Global(self, node: cst.Global) -> None:
-        self.other = True
-
-    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
-        self.other = True
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        if self._is_name(node.value) and node.attr.value != "append":
-            self.other = True
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-
-def _only_appended(function: cst.FunctionDef, name: str) -> bool:
-    """``name`` is a local list of ``function`` made by one ``name = []`` that runs whenever
-    the function does, and only ``append`` changes it."""
-    uses = _Uses(name)
-    function.body.visit(uses)
-    if uses.other or len(uses.empty_lists) != 1:
-        return False
-    path = _path(function.body, uses.empty_lists[0])
-    return path is not None and all(isinstance(n, (cst.IndentedBlock, cst.SimpleStatementLine)) for n in path[:-1])
-
-
 @register
 class ListOfTensor(Rule):
     """SC604: `list(t)` on a 1-D tensor gives 0-dim tensors, not numbers."""
@@ -213,10 +114,10 @@ all_out = torch.stack(outputs)
         if type(arg) is not cst.Name or ctx.function is None:
             return
         appends = self._appended.get((id(ctx.function), arg.value))
-        if not appends or not _only_appended(ctx.function, arg.value):
+        if not appends or not only_appended(ctx.function, arg.value):
             return
         for append, described, condition in appends:
-            if _plain_append(ctx.function, append):
+            if plain_append(ctx.function, append):
                 yield append, short(ctx, append.args[0].value), described, condition
 
     def _constructor(self, node: cst.Call, ctx) -> None:

@@ -12,10 +12,11 @@ from typing import Optional, Sequence
 
 import libcst as cst
 
-from shapecheck.semantic.syntax import sub_blocks, target_names, with_targets
+from shapecheck.semantic.eval.declared_numbers import rebound_names
+from shapecheck.semantic.syntax import all_params, sub_blocks, target_names, with_targets
 from shapecheck.semantic.walk import walk
 
-__all__ = ["value_before"]
+__all__ = ["branch_values", "module_value", "unchanged_between", "value_before"]
 
 
 def _binds(stmt: cst.CSTNode, name: str) -> bool:
@@ -44,19 +45,23 @@ def _plain_value(stmt: cst.CSTNode, name: str) -> Optional[cst.BaseExpression]:
     return None
 
 
-def value_before(ctx, name: str, node: cst.CSTNode) -> Optional[cst.BaseExpression]:
+def value_before(ctx, name: str, node: cst.CSTNode, at_module: bool = False) -> Optional[cst.BaseExpression]:
     """The value ``name`` holds where ``node`` (an expression of the function being checked)
     runs, read from straight-line code: the latest statement before ``node``'s, in its block or
     an enclosing one, that binds ``name``, when that is a plain ``name = value`` line. ``None``
     when that binding is anything else, when a loop, ``try`` or ``with`` around ``node`` binds
     ``name`` (the value may come from a later iteration or a part that ran before), or when
-    nothing binds it before (a parameter)."""
+    nothing binds it before (a parameter). With ``at_module``, a ``node`` outside any function
+    is read in the module's own statements."""
     func = ctx.function
-    if func is None:
+    if func is None and not at_module:
         return None
-    path = _path(func.body.body if type(func.body) is cst.IndentedBlock else [], node)
+    body = ctx.module.body if func is None else func.body.body if type(func.body) is cst.IndentedBlock else []
+    path = _path(body, node)
     if path is None:
         return None
+    if at_module and func is not None and not any(_binds(stmt, name) for stmt in body):
+        return module_value(ctx, name)
     for block, index in reversed(path):
         stmt = block[index]
         if not isinstance(stmt, (cst.SimpleStatementLine, cst.If)) and _binds(stmt, name):
@@ -65,6 +70,82 @@ def value_before(ctx, name: str, node: cst.CSTNode) -> Optional[cst.BaseExpressi
             if _binds(prior, name):
                 return _plain_value(prior, name)
     return None
+
+
+def branch_values(ctx, name: str, node: cst.CSTNode) -> list[tuple[cst.BaseExpression, str]]:
+    """When the latest statement before ``node`` that binds ``name`` is an ``if``/``else`` whose
+    sides end by binding it with a plain ``name = value`` line: each such value, with the side
+    it holds on as messages say it (`` `do_sample` is false``). ``[]`` otherwise: the value
+    comes from straight-line code (:func:`value_before`) or from anything else."""
+    func = ctx.function
+    if func is None or type(func.body) is not cst.IndentedBlock:
+        return []
+    path = _path(func.body.body, node)
+    if path is None:
+        return []
+    for block, index in reversed(path):
+        stmt = block[index]
+        if not isinstance(stmt, (cst.SimpleStatementLine, cst.If)) and _binds(stmt, name):
+            return []
+        for prior in reversed(block[:index]):
+            if _binds(prior, name):
+                return _side_values(ctx, prior, name) if type(prior) is cst.If else []
+    return []
+
+
+def _side_values(ctx, stmt: cst.If, name: str) -> list[tuple[cst.BaseExpression, str]]:
+    """The last plain binding of ``name`` in each side of ``stmt`` that ends with one."""
+    test = ctx.source(stmt.test).strip()
+    sides: list[tuple[Sequence[cst.CSTNode], str]] = [(stmt.body.body, f"`{test}` is true")]
+    if type(stmt.orelse) is cst.Else:
+        sides.append((stmt.orelse.body.body, f"`{test}` is false"))
+    found: list[tuple[cst.BaseExpression, str]] = []
+    for block, side in sides:
+        binders = [s for s in block if _binds(s, name)]
+        value = _plain_value(binders[-1], name) if binders else None
+        if value is not None:
+            found.append((value, side))
+    return found
+
+
+def module_value(ctx, name: str) -> Optional[cst.BaseExpression]:
+    """The value of a module-level name that the function being checked reads without binding
+    it: the one plain ``name = value`` line of the module that binds it, when no other
+    statement of the module binds it and no function declares it ``global``."""
+    func = ctx.function
+    if func is not None and (name in rebound_names(func) or any(p.name.value == name for p in all_params(func.params))):
+        return None
+    binders = [stmt for stmt in ctx.module.body if _binds(stmt, name)]
+    if len(binders) != 1 or any(type(n) is cst.Global and any(g.name.value == name for g in n.names)
+                                for n in walk(ctx.module, into_defs=True)):
+        return None
+    return _plain_value(binders[0], name)
+
+
+def unchanged_between(ctx, name: str, earlier: cst.CSTNode, later: cst.CSTNode) -> bool:
+    """``name`` holds the same value where ``later`` runs as where ``earlier`` ran: ``earlier``'s
+    statement is a plain line of a block that holds ``later``'s statement after it, and no
+    statement from it up to ``later``'s binds ``name`` (the line that holds ``later`` may bind it
+    after ``later`` runs, when it is a plain line)."""
+    func = ctx.function
+    if func is None:
+        return False
+    body = func.body.body if type(func.body) is cst.IndentedBlock else []
+    path = _path(body, later)
+    if path is None:
+        return False
+    for depth, (block, index) in enumerate(path):
+        first = next((i for i, stmt in enumerate(block[:index]) if stmt is earlier
+                      or any(n is earlier for n in walk(stmt))), None)
+        if first is None:
+            continue
+        if type(block[first]) is not cst.SimpleStatementLine:
+            return False
+        if any(_binds(stmt, name) for stmt in block[first:index]):
+            return False
+        inner = [blk[i] for blk, i in path[depth:]]
+        return all(type(stmt) is cst.SimpleStatementLine or not _binds(stmt, name) for stmt in inner)
+    return False
 
 
 def _path(block: Sequence[cst.CSTNode], node: cst.CSTNode, depth: int = 0) -> Optional[list[tuple[Sequence[cst.CSTNode],

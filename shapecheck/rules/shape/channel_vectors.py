@@ -16,15 +16,25 @@ from typing import Optional
 import libcst as cst
 
 from shapecheck.rules.helpers.calls import dotted_name
+from shapecheck.rules.helpers.messages import short
 from shapecheck.rules.shape.bound_values import value_before
 from shapecheck.semantic.eval.declared_numbers import rebound_names
 from shapecheck.semantic.syntax import CallArgs, all_params, self_attribute_targets
+from shapecheck.semantic.torch_api import NN_SHAPE_KEEPING_MODULES
 from shapecheck.semantic.walk import walk
 
 __all__ = ["ChannelVector", "channel_vector"]
 
 _CONVS = {f"torch.nn.Conv{n}d": n for n in (1, 2, 3)} | {f"torch.nn.ConvTranspose{n}d": n for n in (1, 2, 3)}
-_FACTORIES = frozenset(f"torch.{n}" for n in ("zeros", "ones", "randn", "rand", "empty", "full"))
+_FACTORIES = frozenset(f"torch.{n}" for n in ("zeros", "ones", "randn", "rand", "empty", "full", "Tensor",
+                                               "FloatTensor"))
+_FUNCTIONAL_CONVS = {f"torch.nn.functional.conv{n}d": n for n in (1, 2, 3)}
+# ops that keep the channels at dim 1 and leave the spatial sizes generic (never 1 by construction)
+_CHANNEL_KEEPING = frozenset({f"torch.nn.functional.{op}{n}d" for op in ("max_pool", "avg_pool") for n in (1, 2, 3)}
+                             | {"torch.nn.functional.dropout", "torch.nn.functional.dropout2d",
+                                "torch.nn.functional.batch_norm", "torch.nn.functional.instance_norm"})
+_CHANNEL_KEEPING_LAYERS = NN_SHAPE_KEEPING_MODULES | {
+    f"{op}{n}d" for op in ("MaxPool", "AvgPool", "Dropout", "BatchNorm", "InstanceNorm") for n in (1, 2, 3)}
 _PARAMETER = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 # activations that keep their input's shape: `F.relu(self.conv(x)) + self.bias` still has its channels at dim 1
 _SAME_SHAPE = frozenset({"torch.relu", "torch.sigmoid", "torch.tanh", "torch.nn.functional.relu",
@@ -121,6 +131,17 @@ def _size_text(ctx, init: cst.FunctionDef, size: cst.BaseExpression) -> Optional
 def _vector_size(ctx, class_def: cst.ClassDef, attr: str) -> Optional[tuple[cst.FunctionDef, str]]:
     """The size text of ``self.<attr>`` when ``__init__`` makes it a 1-D parameter or buffer
     (``nn.Parameter(torch.zeros(cout))``, ``register_buffer("b", torch.ones(cout))``)."""
+    found = _init_sizes(ctx, class_def, attr)
+    if found is None or len(found[1]) != 1:
+        return None
+    text = _size_text(ctx, found[0], found[1][0])
+    return (found[0], text) if text is not None else None
+
+
+def _init_sizes(ctx, class_def: cst.ClassDef,
+                attr: str) -> Optional[tuple[cst.FunctionDef, list[cst.BaseExpression]]]:
+    """``__init__`` and the size arguments of the factory it makes ``self.<attr>`` with, as a
+    parameter or buffer (``nn.Parameter(torch.randn(cout, cin, k, k))``)."""
     found = _only_init_value(class_def, attr)
     if found is None:
         return None
@@ -134,10 +155,9 @@ def _vector_size(ctx, class_def: cst.ClassDef, attr: str) -> Optional[tuple[cst.
         return None
     qual = ctx.qualname(value.func)
     sizes = args.pos[:1] if qual == "torch.full" else args.pos
-    if len(sizes) != 1 or (qual == "torch.full" and len(args.pos) != 2) or "size" in args.kw:
+    if (qual == "torch.full" and len(args.pos) != 2) or "size" in args.kw:
         return None
-    text = _size_text(ctx, init, sizes[0])
-    return (init, text) if text is not None else None
+    return init, list(sizes)
 
 
 def _conv_channels(ctx, class_def: cst.ClassDef, attr: str) -> Optional[tuple[str, int]]:
@@ -161,26 +181,128 @@ def _conv_channels(ctx, class_def: cst.ClassDef, attr: str) -> Optional[tuple[st
     return (text, spatial) if text is not None else None
 
 
-def _layer_call(ctx, expr: cst.BaseExpression, me: str, depth: int = 0) -> Optional[str]:
-    """The attribute ``m`` when ``expr`` is ``self.m(...)``, an activation of it, or a name that
-    holds one of those there (:func:`~shapecheck.rules.shape.bound_values.value_before`)."""
-    if type(expr) is cst.Name and depth == 0:
+def _conv_output(ctx, class_def: cst.ClassDef, expr: cst.BaseExpression, me: str,
+                 depth: int = 0) -> Optional[tuple[str, str, int]]:
+    """``(the convolution, its out_channels text, its spatial dims)`` when ``expr`` is the output
+    of a convolution of the module: ``self.conv(...)`` with ``self.conv`` an ``nn.Conv*``,
+    ``F.conv2d(x, self.weight)`` with ``self.weight`` made ``(cout, cin, kh, kw)`` in
+    ``__init__``, through activations and shape-keeping layers of the module (``self.bn``,
+    ``self.act``), or a name that holds one of those there
+    (:func:`~shapecheck.rules.shape.bound_values.value_before`)."""
+    if depth > 4:
+        return None
+    if type(expr) is cst.Name:
         bound = value_before(ctx, expr.value, expr)
-        return _layer_call(ctx, bound, me, 1) if bound is not None else None
+        return _conv_output(ctx, class_def, bound, me, depth + 1) if bound is not None else None
     if type(expr) is not cst.Call:
         return None
     func = expr.func
     if type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == me:
-        return func.attr.value
-    if ctx.qualname(func) in _SAME_SHAPE and expr.args and depth < 3:
-        return _layer_call(ctx, expr.args[0].value, me, depth + 1)
+        conv = _conv_channels(ctx, class_def, func.attr.value)
+        if conv is not None:
+            return f"{me}.{func.attr.value}", conv[0], conv[1]
+        if len(expr.args) == 1 and expr.args[0].keyword is None and not expr.args[0].star \
+                and _shape_keeping_layer(ctx, class_def, func.attr.value):
+            return _conv_output(ctx, class_def, expr.args[0].value, me, depth + 1)
+        return None
+    qual = ctx.qualname(func)
+    if (qual in _SAME_SHAPE or qual in _CHANNEL_KEEPING) and expr.args:
+        return _conv_output(ctx, class_def, expr.args[0].value, me, depth + 1)
+    spatial = _FUNCTIONAL_CONVS.get(qual or "")
+    weight = CallArgs(expr).get(1, "weight")
+    if spatial is None or type(weight) is not cst.Attribute or dotted_name(weight.value) != me:
+        return None
+    found = _init_sizes(ctx, class_def, weight.attr.value)
+    if found is None or len(found[1]) != spatial + 2:
+        return None
+    text = _size_text(ctx, found[0], found[1][0])
+    return (f"{qual.rsplit('.', 1)[-1]}(..., {me}.{weight.attr.value})", text, spatial) if qual and text else None
+
+
+def _shape_keeping_layer(ctx, class_def: cst.ClassDef, attr: str) -> bool:
+    """``__init__`` makes ``self.<attr>`` a ``torch.nn`` layer whose output keeps its input's
+    channels at dim 1 (an activation, a norm, a pooling)."""
+    found = _only_init_value(class_def, attr)
+    if found is None or type(found[1]) is not cst.Call:
+        return False
+    qual = ctx.qualname(found[1].func) or ""
+    return qual.startswith("torch.nn.") and qual.rsplit(".", 1)[-1] in _CHANNEL_KEEPING_LAYERS
+
+
+def _local_factory_sizes(ctx, expr: cst.BaseExpression) -> Optional[list[cst.BaseExpression]]:
+    """The size arguments of the factory a local name was bound to just before (``b =
+    torch.zeros(16)``, ``w = nn.Parameter(torch.randn(16, 3, 3, 3))``)."""
+    value = value_before(ctx, expr.value, expr, at_module=True) if type(expr) is cst.Name else None
+    if type(value) is cst.Call and ctx.qualname(value.func) in _PARAMETER and value.args:
+        value = value.args[0].value
+    if type(value) is not cst.Call or ctx.qualname(value.func) not in _FACTORIES - {"torch.full"}:
+        return None
+    args = CallArgs(value)
+    return None if args.starred or args.kw else list(args.pos)
+
+
+def _local_size(ctx, size: cst.BaseExpression) -> Optional[str]:
+    """The text of a size that names one value throughout the function (or module) being
+    checked: an int literal, or a parameter the function never rebinds."""
+    if type(size) is cst.Integer:
+        return size.value
+    func = ctx.function
+    if type(size) is cst.Name and func is not None and size.value not in rebound_names(func) \
+            and any(p.name.value == size.value for p in all_params(func.params)):
+        return size.value
     return None
+
+
+def _local_conv_output(ctx, expr: cst.BaseExpression, depth: int = 0) -> Optional[tuple[str, str, int]]:
+    """What :func:`_conv_output` finds, for a convolution held in a local name (``conv =
+    nn.Conv2d(3, 16, 3)``, then ``conv(x)``) or run by ``F.conv2d(x, w)`` with a local weight."""
+    if depth > 4:
+        return None
+    if type(expr) is cst.Name:
+        bound = value_before(ctx, expr.value, expr, at_module=True)
+        return _local_conv_output(ctx, bound, depth + 1) if bound is not None else None
+    if type(expr) is not cst.Call:
+        return None
+    qual = ctx.qualname(expr.func)
+    if (qual in _SAME_SHAPE or qual in _CHANNEL_KEEPING) and expr.args:
+        return _local_conv_output(ctx, expr.args[0].value, depth + 1)
+    args = CallArgs(expr)
+    if type(expr.func) is cst.Name and qual is None:
+        layer = value_before(ctx, expr.func.value, expr, at_module=True)
+        spatial = _CONVS.get(ctx.qualname(layer.func) or "") if type(layer) is cst.Call else None
+        if spatial is None or type(layer) is not cst.Call or CallArgs(layer).starred:
+            return None
+        out = CallArgs(layer).get(1, "out_channels")
+        text = _local_size(ctx, out) if out is not None else None
+        return (expr.func.value, text, spatial) if text is not None else None
+    spatial = _FUNCTIONAL_CONVS.get(qual or "")
+    weight = args.get(1, "weight")
+    sizes = _local_factory_sizes(ctx, weight) if spatial is not None and weight is not None else None
+    if sizes is None or spatial is None or weight is None or len(sizes) != spatial + 2:
+        return None
+    text = _local_size(ctx, sizes[0])
+    return (f"{qual.rsplit('.', 1)[-1]}(..., {short(ctx, weight, 16)})", text, spatial) if qual and text else None
+
+
+def _local_channel_vector(ctx, tensor: cst.BaseExpression, vector: cst.BaseExpression) -> Optional[ChannelVector]:
+    """A :class:`ChannelVector` for a vector and a convolution held in local names."""
+    sizes = _local_factory_sizes(ctx, vector)
+    if sizes is None or len(sizes) != 1:
+        return None
+    size = _local_size(ctx, sizes[0])
+    conv = _local_conv_output(ctx, tensor)
+    if size is None or conv is None or conv[1] != size:
+        return None
+    return ChannelVector(short(ctx, vector, 16), conv[0], conv[1], conv[2])
 
 
 def channel_vector(ctx, tensor: cst.BaseExpression, vector: cst.BaseExpression) -> Optional[ChannelVector]:
     """A :class:`ChannelVector` when ``vector`` is ``self.<p>``, a 1-D parameter or buffer sized
-    by the ``out_channels`` of the convolution ``self.<m>`` whose output ``tensor`` is."""
+    by the ``out_channels`` of the convolution ``self.<m>`` whose output ``tensor`` is (or both
+    are held in local names, :func:`_local_channel_vector`)."""
     class_def, func = ctx.class_def, ctx.function
+    if type(vector) is cst.Name:
+        return _local_channel_vector(ctx, tensor, vector)
     if class_def is None or func is None or func.decorators:
         return None
     params = all_params(func.params)
@@ -190,10 +312,7 @@ def channel_vector(ctx, tensor: cst.BaseExpression, vector: cst.BaseExpression) 
     size = _vector_size(ctx, class_def, vector.attr.value)
     if size is None:
         return None
-    layer = _layer_call(ctx, tensor, me)
-    if layer is None:
+    conv = _conv_output(ctx, class_def, tensor, me)
+    if conv is None or size[1] != conv[1]:
         return None
-    conv = _conv_channels(ctx, class_def, layer)
-    if conv is None or size[1] != conv[0]:
-        return None
-    return ChannelVector(f"{me}.{vector.attr.value}", f"{me}.{layer}", conv[0], conv[1])
+    return ChannelVector(f"{me}.{vector.attr.value}", conv[0], conv[1], conv[2])

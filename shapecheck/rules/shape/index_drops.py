@@ -22,7 +22,7 @@ from shapecheck.semantic.eval.declared_numbers import class_numbers, number_para
 from shapecheck.semantic.syntax import all_params, int_literal, is_number, target_names
 from shapecheck.semantic.walk import walk
 
-__all__ = ["IndexDrop", "dropped_index", "index_against"]
+__all__ = ["IndexDrop", "dropped_index", "index_against", "python_number", "without_numbers"]
 
 # ops whose values keep the rank of the tensor they sort or select from
 _RANK_KEEPING = frozenset({"topk", "sort"})
@@ -56,15 +56,7 @@ def dropped_index(ctx, expr: cst.BaseExpression) -> Optional[IndexDrop]:
     """The integer index of a named tensor that ``expr`` is, looking through numbers added or
     multiplied (``y[:, -1, :] + eps``): one integer, full slices elsewhere, an optional leading
     ``...``."""
-    for _ in range(8):
-        if type(expr) is cst.BinaryOperation and type(expr.operator) is not cst.MatrixMultiply:
-            if _number(ctx, expr.right):
-                expr = expr.left
-                continue
-            if _number(ctx, expr.left):
-                expr = expr.right
-                continue
-        break
+    expr = without_numbers(ctx, expr)
     if type(expr) is not cst.Subscript:
         return None
     name = dotted_name(expr.value)
@@ -80,7 +72,22 @@ def dropped_index(ctx, expr: cst.BaseExpression) -> Optional[IndexDrop]:
     return IndexDrop(expr, expr.value, name, axis)
 
 
-def _number(ctx, expr: cst.BaseExpression) -> bool:
+def without_numbers(ctx, expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``expr`` without the Python numbers added, multiplied... to it (``y[:, -1] + eps`` gives
+    ``y[:, -1]``): the operand whose shape the result has."""
+    for _ in range(8):
+        if type(expr) is cst.BinaryOperation and type(expr.operator) is not cst.MatrixMultiply:
+            if python_number(ctx, expr.right):
+                expr = expr.left
+                continue
+            if python_number(ctx, expr.left):
+                expr = expr.right
+                continue
+        break
+    return expr
+
+
+def python_number(ctx, expr: cst.BaseExpression) -> bool:
     """A Python number: a literal, a value known to be one, a parameter with a number default
     the function never rebinds, or ``self.<attr>`` the class only ever sets to numbers."""
     if is_number(expr) or ctx.fact(expr).kind in (INT, FLOAT):

@@ -18,7 +18,7 @@ from shapecheck.semantic.facts import MODULE, TENSOR, Fact
 from shapecheck.semantic.syntax import CallArgs
 from shapecheck.shapes import Shape, format_shape
 
-__all__ = ["loss_operands", "mismatch"]
+__all__ = ["column_fact", "loss_operands", "mismatch", "vector_fact"]
 
 _LOSS_NAMES = ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
                "binary_cross_entropy_with_logits", "soft_margin_loss")
@@ -48,13 +48,13 @@ def loss_operands(node: cst.Call, ctx) -> Optional[tuple[cst.BaseExpression, cst
     return inp, target, name
 
 
-def _column(f: Fact) -> bool:
+def column_fact(f: Fact) -> bool:
     """A tensor of shape ``(..., 1)``: at least one dim, the last known to be 1."""
     s = f.shape
     return f.kind in (TENSOR, None) and s is not None and bool(s.trailing()) and s.trailing()[-1] == 1
 
 
-def _vector(f: Fact) -> bool:
+def vector_fact(f: Fact) -> bool:
     """A 1-D tensor whose size is not known to be 1."""
     s = f.shape
     return f.kind in (TENSOR, None) and s is not None and s.rank == 1 and s.dims[0] != 1
@@ -70,9 +70,9 @@ def mismatch(node: cst.Call, ctx) -> Optional[tuple[str, Optional[str]]]:
     fi, ft = ctx.fact(inp), ctx.fact(target)
     if TENSOR not in (fi.kind, ft.kind):
         return None
-    if _column(fi) and _vector(ft):
+    if column_fact(fi) and vector_fact(ft):
         column, vector, vec_fact = inp, target, ft
-    elif _vector(fi) and _column(ft):
+    elif vector_fact(fi) and column_fact(ft):
         column, vector, vec_fact = target, inp, fi
     else:
         return None

@@ -11,11 +11,13 @@ from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.calls import dotted_name
 from shapecheck.rules.helpers.messages import report_unless, short
 from shapecheck.rules.helpers.operators import ARITHMETIC_OPERATORS, COMPARISON_OPERATORS
-from shapecheck.semantic.facts import FLOAT, INT, TENSOR, Reduction
+from shapecheck.semantic.facts import FLOAT, INT, TENSOR, Fact, Reduction
 from shapecheck.rules.shape.gram_norms import gram_norm
-from shapecheck.rules.shape.bound_values import value_before
+from shapecheck.rules.shape.index_drops import python_number, without_numbers
+from shapecheck.rules.shape.bound_values import branch_values, unchanged_between, value_before
 from shapecheck.semantic.syntax import int_literal, is_number, sizes_of
 from shapecheck.semantic.torch_api import BROADCASTING_FUNCTIONS, ELEMENTWISE_BINARY, ELEMENTWISE_UNARY
+from shapecheck.semantic.walk import walk
 from shapecheck.shapes import Shape, format_shape
 
 # the joins whose dim argument this rule reads: its choice, not a table of torch
@@ -24,6 +26,9 @@ _CONCAT_FUNCS = {"torch.cat", "torch.concat", "torch.concatenate", "torch.stack"
 _EXPAND_METHODS = {"expand_as", "expand", "broadcast_to"}
 # the reductions whose keepdim result serves as a twin of the source's rank
 _KEEPDIM_TWINS = frozenset({"sum", "mean", "amax", "amin", "std", "var", "norm", "logsumexp", "prod"})
+# the calls whose result has their tensor operand's shape when every other argument is a number
+_SHAPE_KEEPING_CALLS = ELEMENTWISE_UNARY | frozenset({"pow", "float", "double", "half", "bfloat16", "detach",
+                                                      "clone", "contiguous"})
 _AUGMENTED = (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign, cst.DivideAssign, cst.PowerAssign,
               cst.FloorDivideAssign, cst.ModuloAssign)
 # past this many dims the rank is not tried: a negative axis is then never among the leading ones
@@ -51,22 +56,43 @@ def misaligned_unless(axes: Sequence[int], shape: Optional[Shape]) -> Optional[l
     return exceptions
 
 
-def _reduction_pair(ctx, source_expr: cst.BaseExpression, reduced_expr: cst.BaseExpression):
+def _reduction_pair(ctx, source_expr: cst.BaseExpression, reduced_expr: cst.BaseExpression, red_fact=None,
+                    side_source: Optional[Fact] = None):
     """The reduction of ``source_expr`` that ``reduced_expr`` holds, if any: of the named tensor
-    itself, or of the tensor whose shape ``source_expr`` has (``x - x.mean(0)``, ``x * 2``)."""
-    red_fact = ctx.fact(reduced_expr)
+    itself, or of the tensor whose shape ``source_expr`` has (``x - x.mean(0)``, ``x * 2``).
+    ``red_fact``: the fact ``reduced_expr`` has on one side of an ``if`` (else its fact here);
+    ``side_source``: the fact the source's name has on that side."""
+    if red_fact is None:
+        red_fact = ctx.fact(reduced_expr)
     red = red_fact.reduction
     if red is None:
-        return None
+        held = _reduction_held(ctx, reduced_expr)
+        return _reduction_pair(ctx, source_expr, held) if held is not None else None
     if red.source_name is None:
         return _unnamed_pair(ctx, source_expr, red_fact, red)
     root = _same_shape_root(ctx, source_expr, red.source_name)
     if root is None:
-        return _twin_of_parent(ctx, source_expr, red_fact, red)
-    src_fact = ctx.fact(root)
+        return _twin_of_parent(ctx, source_expr, red_fact, red) or _temporary_of(ctx, source_expr, red_fact, red)
+    src_fact = side_source if side_source is not None and dotted_name(root) == red.source_name else ctx.fact(root)
     if red.source is not src_fact:
         return None
     return red_fact, src_fact, red
+
+
+def _reduction_held(ctx, expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """The name of a reduction that the name ``expr`` holds with its shape, bound just before
+    to an op of it that keeps it and still holding the same value: ``x_g`` for ``x_n`` after
+    ``x_n = x_g / (x_g.mean(dim=1, keepdim=True) + eps)`` (global response norm)."""
+    if type(expr) is not cst.Name:
+        return None
+    bound = value_before(ctx, expr.value, expr)
+    if bound is None:
+        return None
+    root = _reduced_root(ctx, bound)
+    if type(root) is not cst.Name or root.value == expr.value or ctx.fact(root).reduction is None \
+            or not unchanged_between(ctx, root.value, bound, expr):
+        return None
+    return root
 
 
 def _twin_of_parent(ctx, other: cst.BaseExpression, red_fact, red: Reduction):
@@ -86,6 +112,53 @@ def _twin_of_parent(ctx, other: cst.BaseExpression, red_fact, red: Reduction):
     if twin is None or ctx.fact(twin) is not ctx.fact(root) or ctx.fact(red.node.func.value) is not red.source:
         return None
     return red_fact, red.source, red
+
+
+def _temporary_of(ctx, source_expr: cst.BaseExpression, red_fact, red: Reduction):
+    """The pair for a reduction of a name bound just before to an op that keeps the shape of a
+    named tensor (``v = x.pow(2)``, then ``v = torch.mean(v, dim=1)``), combined with that tensor
+    while it still holds the same value (``x * torch.rsqrt(v + eps)``)."""
+    if red.source_name is None or red.node is None:
+        return None
+    bound = value_before(ctx, red.source_name, red.node)
+    parent = _same_shape_parent(ctx, bound) if bound is not None else None
+    name = dotted_name(parent) if parent is not None else None
+    if parent is None or name is None or name == red.source_name or "." in name:
+        return None
+    root = _same_shape_root(ctx, source_expr, name)
+    if root is None or not unchanged_between(ctx, name, parent, root):
+        return None
+    src_fact = ctx.fact(root)
+    if src_fact.kind not in (TENSOR, None):
+        return None
+    return red_fact, src_fact, Reduction(src_fact, name, red.axes, red.node, red.default_of, red.alternatives)
+
+
+def _same_shape_parent(ctx, expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """``x`` for an expression that has ``x``'s shape whatever its size: ``x ** 2``, ``x * 2``,
+    ``x.pow(2)``, ``x.float()``, ``torch.exp(x)``, ``x.abs().square()``; else ``None``."""
+    for _ in range(8):
+        expr = without_numbers(ctx, expr)
+        if dotted_name(expr) is not None:
+            return expr
+        if type(expr) is cst.BinaryOperation:
+            return None
+        if type(expr) is not cst.Call or any(a.star or a.keyword is not None for a in expr.args):
+            return None
+        qual = ctx.qualname(expr.func)
+        if qual is not None and qual.startswith("torch.") and expr.args \
+                and qual.rsplit(".", 1)[-1] in _SHAPE_KEEPING_CALLS:
+            rest = [a.value for a in expr.args[1:]]
+            operand = expr.args[0].value
+        elif qual is None and type(expr.func) is cst.Attribute and expr.func.attr.value in _SHAPE_KEEPING_CALLS:
+            rest = [a.value for a in expr.args]
+            operand = expr.func.value
+        else:
+            return None
+        if not all(is_number(a) for a in rest):
+            return None
+        expr = operand
+    return None
 
 
 def _strip_unary(ctx, expr: cst.BaseExpression) -> cst.BaseExpression:
@@ -203,6 +276,10 @@ def _keeps_shape_of(ctx, other: cst.BaseExpression, root: cst.BaseExpression, na
     """Broadcasting ``other`` against the tensor ``root`` (called ``name``) keeps its shape."""
     if is_number(other) or ctx.fact(other).kind in (INT, FLOAT) or dotted_name(other) == name:
         return True
+    if type(other) is cst.BinaryOperation and type(other.operator) is not cst.MatrixMultiply:
+        for side, number in ((other.left, other.right), (other.right, other.left)):
+            if python_number(ctx, number) and _keeps_shape_of(ctx, side, root, name):
+                return True  # `x.mean(1, keepdim=True) + eps`
     red = ctx.fact(other).reduction
     if red is not None and red.source is ctx.fact(root):
         return misaligned_unless(red.axes, ctx.fact(root).shape) is None
@@ -268,7 +345,14 @@ then broadcast back against the tensor it was computed from. Every spelling coun
   variable, or left at a parameter's default (`def f(x, dim=-1)`);
 - a dim held in a local or a `self.<attr>` that the code only ever sets from int literals
   (`dim = (1, 2, 3) if self.channels_last else (2, 3, 4)`, `self.spatial_dim = (1, 2)` in
-  `__init__`): flagged only when every value it may hold is misaligned;
+  `__init__`): flagged only when every value it may hold is misaligned; a parameter of a
+  module-level function that every call of the file passes as such a literal
+  (`manual_var(x, dim=(2, 3, 4))`, never passed on as a value) reads the same way;
+- a reduction of a temporary of the source (`v = x.pow(2)`, `v = torch.mean(v, dim=1)`, then
+  `x * torch.rsqrt(v + eps)`), and a reduction divided by its own keepdim mean
+  (`n = g / (g.mean(-1, keepdim=True) + eps)` with `g = x.norm(dim=(1, 2))`, then `x * n`);
+- a name that holds the reduction on one side of an `if`/`else` only (the other side kept
+  the dim): the message says on which side it is wrong;
 - the source itself, an op that keeps its shape, or a `keepdim=True` reduction of it that keeps
   dim 0 (it has the source's rank: `x.mean((2, 3)) + x.amax((2, 3), keepdim=True)`) (`x ** 2`, `x.abs()`, `x.float()`);
 - the reduction kept through numbers: literals, a parameter with a number default (`eps=1e-6`),
@@ -360,6 +444,10 @@ centered = x - x.mean(dim=1, keepdim=True)
         "import torch.nn as nn\nclass N(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
         "        self.dims = (1, 2)\n    def forward(self, x):\n"
         "        return x - x.mean(dim=self.dims, keepdim=True)\n",
+        # the temporary's reduction kept; a dim every caller passes as the leading one
+        "import torch\ndef rms(x, eps=1e-5):\n    v = x.pow(2)\n    v = torch.mean(v, dim=1, keepdim=True)\n"
+        "    return x * torch.rsqrt(v + eps)\n",
+        "def center(x, dim):\n    return x - x.mean(dim)\ndef f(x):\n    return center(x, 0)\n",
     )
     invalid = (
         "import torch\nx = torch.randn(16, 8)\ny = x - x.mean(dim=1)  # <--\n",
@@ -402,12 +490,66 @@ centered = x - x.mean(dim=1, keepdim=True)
         "import torch.nn as nn\nclass N(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
         "        self.spatial_dim = (1, 2)\n    def forward(self, x):\n"
         "        return x / x.norm(p=2, dim=self.spatial_dim)  # <--\n",
+        # a reduction of a temporary of `x` (RMS norm); one normalised by its own keepdim mean (GRN)
+        "import torch\ndef rms(x, eps=1e-5):\n    v = x.pow(2)\n    v = torch.mean(v, dim=1)\n"
+        "    return x * torch.rsqrt(v + eps)  # <--\n",
+        "def grn(x, eps=1e-6):\n    g = x.norm(p=2, dim=(1, 2))\n    n = g / (g.mean(dim=-1, keepdim=True) + eps)\n"
+        "    return x * n  # <--\n",
+        # a dim the file's callers all pass as a non-leading one
+        "def center(x, dim):\n    return x - x.mean(dim)  # <--\ndef f(x):\n    return center(x, (1, 2))\n",
     )
+
+    def __init__(self) -> None:
+        #: id of a value bound to a name -> (the value, its fact), for the values that held a reduction
+        self._reductions: dict[int, tuple[cst.BaseExpression, Fact]] = {}
+
+    def visit_Assign(self, node: cst.Assign, ctx) -> None:
+        """Remember a reduction bound to a name, for a use after an ``if`` whose one side bound it."""
+        if len(node.targets) == 1 and type(node.targets[0].target) is cst.Name:
+            f = ctx.fact(node.value)
+            if f.kind in (TENSOR, None):
+                if len(self._reductions) > 4096:
+                    self._reductions.clear()
+                self._reductions[id(node.value)] = (node.value, f)
+
+    def _side_pair(self, ctx, source_expr, reduced_expr):
+        """``(pair, side)`` for a name in ``reduced_expr`` (through ops that keep its shape) that
+        holds a reduction of ``source_expr`` on one side of the ``if`` before it, else ``None``."""
+        name = _same_shape_parent(ctx, reduced_expr)
+        if type(name) is not cst.Name or ctx.fact(name).reduction is not None:
+            return None
+        for value, side in branch_values(ctx, name.value, name):
+            held = self._reductions.get(id(value))
+            if held is None or held[0] is not value or held[1].reduction is None:
+                continue
+            pair = _reduction_pair(ctx, source_expr, name, held[1])
+            if pair is None:  # the source rebound on that side too: its fact there
+                pair = _reduction_pair(ctx, source_expr, name, held[1],
+                                       self._side_fact(ctx, source_expr, held[1].reduction.source_name, side))
+            if pair is not None:
+                return pair, side
+        return None
+
+    def _side_fact(self, ctx, source_expr, name: Optional[str], side: str) -> Optional[Fact]:
+        """The fact the name ``name`` (read in ``source_expr``) was bound to on ``side`` of the
+        ``if`` before it, when that side binds it."""
+        node = next((n for n in (source_expr, *walk(source_expr)) if type(n) is cst.Name and n.value == name), None)
+        if node is None:
+            return None
+        for value, where in branch_values(ctx, node.value, node):
+            held = self._reductions.get(id(value))
+            if where == side and held is not None and held[0] is value:
+                return held[1]
+        return None
 
     def _check(self, node, ctx, source_expr, reduced_expr, how: str) -> bool:
         pair = _reduction_pair(ctx, source_expr, reduced_expr)
+        side = None
         if pair is None:
-            return False
+            found = self._side_pair(ctx, source_expr, reduced_expr)
+            if found is None:
+                return False
+            pair, side = found
         red_fact, src_fact, red = pair
         if src_fact.kind != TENSOR and matrix_types_possible(ctx):
             return False  # `np.matrix` and scipy's sparse matrices keep the reduced axis
@@ -449,6 +591,8 @@ centered = x - x.mean(dim=1, keepdim=True)
         if red.default_of is not None:
             conditions.append(f"a caller passes `{red.default_of}`")
         condition = " or ".join(conditions) if conditions else None
+        if side is not None:
+            message = f"where {side}, {message}"
         report_unless(ctx, node, message, condition)
         return True
 

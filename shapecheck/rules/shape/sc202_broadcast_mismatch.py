@@ -14,6 +14,7 @@ from shapecheck.rules.helpers.operators import ARITHMETIC_OPERATORS, COMPARISON_
 from shapecheck.rules.shape.channel_vectors import channel_vector
 from shapecheck.rules.shape.index_drops import dropped_index, index_against
 from shapecheck.rules.shape.loss_targets import mismatch as loss_mismatch
+from shapecheck.rules.shape.squared_errors import squared_error
 from shapecheck.rules.shape.sc201_reduction_without_keepdim import matrix_types_possible, misaligned_unless
 from shapecheck.semantic.facts import TENSOR
 from shapecheck.semantic.torch_api import BROADCASTING_FUNCTIONS, ELEMENTWISE_BINARY, INPLACE_METHODS
@@ -97,9 +98,13 @@ the sizes; `y[:, -1:, :]`, `v[:, [-1]]` and `x[0]` are silent.
 Two cases are wrong whatever the sizes, and flagged as such: a module's 1-D parameter or buffer
 sized by the `out_channels` of one of its convolutions, combined with that convolution's output
 (`self.conv(x) + self.bias`: channels are dim 1, broadcasting puts the vector on the last dim;
-use `self.bias.view(1, -1, 1, 1)`), and an elementwise loss (`F.mse_loss`, `nn.L1Loss`,
+use `self.bias.view(1, -1, 1, 1)`; also through norms, activations and poolings of the module,
+for `F.conv2d(x, self.weight)` with the weight made `(cout, cin, k, k)`, and for a convolution
+and a vector held in local names), and an elementwise loss (`F.mse_loss`, `nn.L1Loss`,
 `nn.BCEWithLogitsLoss`...) given a `(..., 1)` input and a 1-D target, which broadcast to every
-pair `(N, N)` (torch only warns for MSE/L1).
+pair `(N, N)` (torch only warns for MSE/L1); the same error written by hand and reduced
+(`((out - y) ** 2).mean()` with `out = fc(x)` of shape `(N, 1)`) is flagged too, while a column
+made on purpose (`a[:, None] - b`, `a.unsqueeze(1) - b`: pairwise differences) is not.
 
 `y.expand_as(x)` and `y.expand(x.shape)` are checked as `y` broadcast against `x` (squeeze-
 excitation weights `(b, c)` expanded to `(b, c, h, w)` raise unless `c` equals `w`...).
@@ -175,6 +180,11 @@ c = a + b[:, None]  # (2, 3) + (2, 1)
         "import torch\ndef f(x):\n    x = torch.randn(8)\n    return x - x[..., 0]\n",
         "def se(x):\n    b, c, h, w = x.size()\n    y = x.mean((2, 3)).view(b, c, 1, 1)\n"
         "    return x * y.expand_as(x) + y.expand(x.shape) + x[0].expand(x.size())\n",
+        # a per-channel bias viewed onto the channels; a prediction squeezed to the target's shape
+        "import torch\nimport torch.nn.functional as F\ndef f(x, cout):\n    w = torch.randn(cout, 3, 3, 3)\n"
+        "    b = torch.zeros(cout)\n    return F.conv2d(x, w) + b.view(1, -1, 1, 1)\n",
+        "import torch\nimport torch.nn as nn\nfc = nn.Linear(8, 1)\nx = torch.randn(32, 8)\ny = torch.randn(32)\n"
+        "loss = ((fc(x).squeeze(1) - y) ** 2).mean()\n",
     )
     invalid = (
         "import torch\na = torch.zeros(2, 3)\nb = torch.zeros(2)\nc = a + b  # <--\n",
@@ -214,6 +224,12 @@ c = a + b[:, None]  # (2, 3) + (2, 1)
         # squeeze-excitation weights (b, c) expanded to (b, c, h, w): they line up with (h, w)
         "def se(x, fc):\n    b, c, h, w = x.size()\n    y = x.mean((2, 3)).view(b, c)\n"
         "    return x * y.expand_as(x)  # <--\n",
+        # a bias of the convolution's output channels added to its (N, C, H, W) output
+        "import torch\nimport torch.nn.functional as F\ndef f(x, cout):\n    w = torch.randn(cout, 3, 3, 3)\n"
+        "    b = torch.zeros(cout)\n    return F.conv2d(x, w) + b  # <--\n",
+        # a hand-written squared error of an (N, 1) prediction and an (N,) target: an (N, N) mean
+        "import torch\nimport torch.nn as nn\nfc = nn.Linear(8, 1)\nx = torch.randn(32, 8)\ny = torch.randn(32)\n"
+        "out = fc(x)\nloss = ((out - y) ** 2).mean()  # <--\n",
     )
 
     def _check(self, node, ctx, operands: Sequence[cst.BaseExpression], receiver_is_tensor: bool = False) -> bool:
@@ -331,6 +347,8 @@ c = a + b[:, None]  # (2, 3) + (2, 1)
         loss = loss_mismatch(node, ctx)
         if loss is not None:
             ctx.report(node, loss[0], condition=loss[1])
+        elif self._squared_error(node, ctx):
+            return
         elif qual is None and type(node.func) is cst.Attribute and node.func.attr.value in (
                 "add", "sub", "mul", "div", "maximum", "minimum", "add_", "sub_", "mul_", "div_",
                 "masked_fill", "masked_fill_") and args:
@@ -345,6 +363,24 @@ c = a + b[:, None]  # (2, 3) + (2, 1)
         if qual is None and type(node.func) is cst.Attribute and node.func.attr.value in _INPLACE_BINARY \
                 and len(args) == 1:
             self._check_inplace(node, ctx, node.func.value, args[0], f".{node.func.attr.value}()")
+
+    def _squared_error(self, node: cst.Call, ctx) -> bool:
+        """A hand-written error between a layer's ``(..., 1)`` output and a 1-D target reduced to a
+        loss (:mod:`~shapecheck.rules.shape.squared_errors`); True when it reported."""
+        found = squared_error(ctx, node)
+        if found is None:
+            return False
+        col, vec = ctx.fact(found.column), ctx.fact(found.vector)
+        c, v = short(ctx, found.column, 24), short(ctx, found.vector, 24)
+        size = vec.shape.dims[0] if vec.shape is not None else None
+        condition = None if isinstance(size, int) else f"`{v}` has one element"
+        message = (f"`{c}` {format_shape(col.shape or Shape.unknown())} and `{v}` "
+                   f"{format_shape(vec.shape or Shape.unknown())}: a trailing size-1 dim against a 1-D tensor "
+                   f"broadcasts their difference to every pair ((N, 1) with (N,) gives (N, N)), so "
+                   f"`{short(ctx, node, 32)}` averages each prediction against every target and torch raises "
+                   f"nothing; squeeze the last dim (`{c}.squeeze(-1)`) or view the other as (-1, 1)")
+        report_unless(ctx, found.difference, message, condition)
+        return True
 
     def visit_AugAssign(self, node: cst.AugAssign, ctx) -> None:
         """``a += b`` on tensors: in place, so the broadcast must also fit in ``a``."""

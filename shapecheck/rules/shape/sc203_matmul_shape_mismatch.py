@@ -29,6 +29,15 @@ _HEAD_SIZE = (
     "    q = x.view(B, T, n_head, hs).transpose(1, 2)\n    att = (q @ q.transpose(-2, -1)).softmax(-1)\n"
 )
 
+#: heads read by an einops pattern from the chunks of one projection: (b, heads, n, d)
+_EINOPS = (
+    "import torch\nimport torch.nn as nn\nfrom einops import rearrange\nclass A(nn.Module):\n"
+    "    def __init__(self, dim, heads):\n        super().__init__()\n        self.heads = heads\n"
+    "        self.to_qkv = nn.Linear(dim, dim * 3)\n    def forward(self, x):\n"
+    "        qkv = self.to_qkv(x).chunk(3, dim=-1)\n"
+    "        q, k, v = map(lambda t: rearrange(t, 'b n (h d) -> b h n d', h=self.heads), qkv)\n"
+)
+
 
 @register
 class MatmulShapeMismatch(Rule):
@@ -49,12 +58,17 @@ then `flatten`/`view`), as torch computes them. `F.linear(x, weight)` needs `x` 
 `weight.shape[1]`, and a convolution's input needs `in_channels` channels.
 
 Sizes the code reads from one tensor (`B, T, C = x.size()`, and views built from them) are
-generic: independent of one another. Inner dims made of different such sizes (`T` against
-`C // self.n_head`, also kept in a variable: `hs = C // self.n_head`) are flagged, and the
-message names the exception ("raises unless `T` equals `C//self.n_head`"); so are the batch
-dims of `@`/`matmul` when they cannot broadcast. A
-size from a config, an attribute, a parameter or another tensor may equal one read from `x` by
-construction, and an int may be the size the input always has: those are never flagged.
+generic: independent of one another; so is a config value that a view splits off the last dim
+(`self.n_head` of `k.view(B, T, self.n_head, C // self.n_head)`) from the sizes the view keeps
+(`B`, `T`). Inner dims made of different such sizes (`T` against `C // self.n_head`, also kept
+in a variable: `hs = C // self.n_head`) are flagged, and the message names the exception
+("raises unless `T` equals `C//self.n_head`"); so are the batch dims of `@`/`matmul` when they
+cannot broadcast. Any other size from a config, an attribute, a parameter or another tensor may
+equal one read from `x` by construction, and an int may be the size the input always has: those
+are never flagged. An operand of unknown kind multiplied with a tensor counts with the shape its
+uses gave. `einops.rearrange(t, 'b n (h d) -> b h n d', h=self.heads)` reads the sizes it names
+from `t` as one read (`self.heads` split off as above), also through `map(lambda t: ..., qkv)`
+over the chunks of a projection.
 
 ## Why is this bad?
 torch raises `RuntimeError: mat1 and mat2 shapes cannot be multiplied (3x1 and 3x1)` (or
@@ -83,6 +97,17 @@ c = a.T @ b          # (1, 3) @ (3, 1)
         _HEAD_SIZE + "    return att @ q\n",
         "import torch\ndef f(x, d_model, w):\n    b, t, c = x.size()\n    x = x.contiguous()\n"
         "    n, m = w.size()\n    return x @ torch.randn(d_model, 4) + x @ w + x @ torch.randn(3, 4)\n",
+        # an input of unknown kind meets a tensor in the right order; the bag-of-words weights
+        "import torch\ndef f(x):\n    B, T, C = x.size()\n    att = torch.zeros((B, T, T))\n"
+        "    return att @ x\n",
+        "import torch\ndef f(y):\n    n, c = y.size()\n    return y.mm(torch.randn(c, 4))\n",
+        # a config value the view split off against a size it kept, in the order that fits; a token-mixing
+        # layer may take as many tokens as the input has
+        _ATTENTION + "        return q @ k.transpose(-2, -1), q.transpose(1, 2).contiguous()\n",
+        "import torch\ndef f(x, n_tokens):\n    B, N, C = x.size()\n    y = x.contiguous().view(B, N, C)\n"
+        "    mix = torch.randn(n_tokens, n_tokens)\n    return mix @ y\n",
+        _EINOPS + "        attn = torch.matmul(q, k.transpose(-1, -2)).softmax(dim=-1)\n"
+        "        return torch.matmul(attn, v)\n",
         # square: the same size on both sides
         "import torch\ndef f(x):\n    b, t = x.size()\n    att = torch.ones(t, t)\n"
         "    return x.contiguous() @ att @ att\n",
@@ -110,6 +135,14 @@ c = a.T @ b          # (1, 3) @ (3, 1)
         "import torch\nimport torch.nn as nn\nfc = nn.Linear(8, 2)\ny = fc(torch.randn(4, 16))  # <--\n",
         # the key not transposed: (B, nh, T, hs) @ (B, nh, T, hs) raises unless T equals hs
         _ATTENTION + "        return q @ k  # <--\n",
+        # the key transposed on the wrong dims: (B, nh, T, hs) @ (B, T, nh, hs); the batch dims nh and T
+        _ATTENTION + "        return q @ k.transpose(1, 2)  # <--\n",
+        # an input of unknown kind on the wrong side of the (B, T, T) weights
+        "import torch\ndef f(x):\n    B, T, C = x.size()\n    att = torch.zeros((B, T, T))\n"
+        "    return x @ att  # <--\n",
+        "import torch\ndef f(y):\n    n, c = y.size()\n    return y.mm(y)  # <--\n",
+        # the key not transposed, with heads read by an einops pattern: d against n
+        _EINOPS + "        return torch.matmul(q, k)  # <--\n",
         # the weights and the values swapped: (B, nh, T, hs) @ (B, nh, T, T)
         _HEAD_SIZE + "    return q @ att  # <--\n",
         "import torch\ndef f(x):\n    b, n, d = x.size()\n    x = x.contiguous()\n    return torch.bmm(x, x)  # <--\n",
@@ -135,7 +168,8 @@ c = a.T @ b          # (1, 3) @ (3, 1)
 
     def _pair(self, node, ctx, a_expr, b_expr, op: str) -> None:
         a, b = ctx.fact(a_expr), ctx.fact(b_expr)
-        if a.kind != TENSOR or b.kind != TENSOR or a.shape is None or b.shape is None:
+        # an operand of unknown kind multiplied with a tensor is one (as a NumPy array, the same rule holds)
+        if TENSOR not in (a.kind, b.kind) or {a.kind, b.kind} - {TENSOR, None} or a.shape is None or b.shape is None:
             return
         ra, rb = a.shape.rank, b.shape.rank
         if ra is None or rb is None:
@@ -221,7 +255,8 @@ c = a.T @ b          # (1, 3) @ (3, 1)
             return
         func = node.func
         if qual is None and type(func) is cst.Attribute and func.attr.value in MATRIX_PRODUCTS and len(args) == 1:
-            if ctx.fact(func.value).kind == TENSOR:
+            kind = ctx.fact(func.value).kind
+            if kind == TENSOR or kind is None and func.attr.value != "dot":  # ndarray has `dot` alone
                 self._pair(node, ctx, func.value, args[0], func.attr.value)
             return
         if qual == "torch.nn.functional.linear" and len(args) >= 2:

@@ -3,10 +3,13 @@ max/min/median/mode/sort/topk/kthvalue used as a tensor."""
 
 from __future__ import annotations
 
+from typing import Optional
+
 import libcst as cst
 
 from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.messages import short
+from shapecheck.rules.shape.bound_values import branch_values
 from shapecheck.rules.helpers.operators import COMPARISON_OPERATORS
 from shapecheck.semantic.facts import MODULE, TENSOR, TUPLE
 from shapecheck.semantic.torch_api import (
@@ -39,7 +42,8 @@ Flags the result of `torch.max(x, dim=...)` (also `min`, `median`, `mode`, `sort
 `kthvalue`, and the method forms) used directly as a tensor: in arithmetic or comparisons,
 through a tensor attribute or method, passed to an `nn` layer, an `F`/`torch` function or a
 tensor method, as an element of the list `torch.cat`/`torch.stack` take, or indexed as a
-tensor (`pair[:, :2]`, `pair[..., 0]`).
+tensor (`pair[:, :2]`, `pair[..., 0]`). A name that holds the pair on one side of an
+`if`/`else` only is flagged where it is passed on, and the message says on which side.
 
 ## Why is this bad?
 With a `dim`, these ops return a named tuple `(values, indices)`, not a tensor. `pair + 1`
@@ -72,6 +76,8 @@ scores = best * 2
         # no evidence that `output` is a tensor: `output.max(1)` may be a pandas Series
         "def test(model, data, target):\n    output = model(data)\n    pred = output.max(1)\n"
         "    return pred.eq(target).sum()\n",
+        "import torch\ndef f(masks):\n    m = masks * torch.ones(3)\n    x_max = m.flatten(1).max(-1).values\n"
+        "    return torch.stack([x_max, m.flatten(1).min(-1)[0]], 1)\n",
     )
     invalid = (
         "import torch\nx = torch.randn(4, 5)\nbest = torch.max(x, dim=1)\ny = best * 2  # <--\n",
@@ -94,12 +100,35 @@ scores = best * 2
         "import torch.nn.functional as F\ndef test(model, data, target):\n    output = model(data)\n"
         "    loss = F.nll_loss(output, target)\n    pred = output.max(1)\n"
         "    return pred.eq(target).sum()  # <--\n",
+        # `flatten(1)` is 2-D whatever the rank of a tensor: its `max(-1)` is the pair
+        "import torch\ndef f(masks):\n    m = masks * torch.ones(3)\n    x_max = m.flatten(1).max(-1)\n"
+        "    return torch.stack([x_max, m.flatten(1).min(-1)[0]], 1)  # <--\n",
     )
 
     _OK_ATTRS = {"values", "indices", "count", "index", "_asdict", "_fields"}
 
     def __init__(self) -> None:
         self._reported: set[tuple[int, str]] = set()
+        #: id of a value assigned to a name -> the value, for the values that were the pair there
+        self._pair_values: dict[int, cst.BaseExpression] = {}
+
+    def visit_Assign(self, node: cst.Assign, ctx) -> None:
+        """Remember a pair bound to a name, for a use after an ``if`` whose one side bound it."""
+        if len(node.targets) == 1 and type(node.targets[0].target) is cst.Name \
+                and ctx.fact(node.value).kind == TUPLE:
+            if len(self._pair_values) > 4096:
+                self._pair_values.clear()
+            self._pair_values[id(node.value)] = node.value
+
+    def _pair_side(self, ctx, expr) -> Optional[str]:
+        """The side of an ``if`` on which the name ``expr`` (of unknown kind after the join) holds a
+        pair: `` `flag` is false``; ``None`` when no side does."""
+        if type(expr) is not cst.Name or ctx.fact(expr).kind is not None:
+            return None
+        for value, side in branch_values(ctx, expr.value, expr):
+            if self._pair_values.get(id(value)) is value:
+                return side
+        return None
 
     def _first(self, ctx, expr) -> bool:
         """True the first time the pair written ``expr`` is reported in this statement."""
@@ -112,7 +141,7 @@ scores = best * 2
     def _flag(self, node, ctx, expr) -> bool:
         f = ctx.fact(expr)
         if f.kind != TUPLE:
-            return False
+            return False  # a pair on one side of an `if` is only read where it is passed on
         if not self._first(ctx, expr):
             return True
         ctx.report(node, f"`{short(ctx, expr)}` is the (values, indices) pair that a reduction with a "
@@ -179,6 +208,13 @@ scores = best * 2
                 ctx.report(expr, f"`{short(ctx, expr)}` is the (values, indices) pair that a reduction with a "
                                  f"dim returns, not a tensor: passing it to `{short(ctx, node.func)}` raises "
                                  f"TypeError; unpack it or use `.values`")
+                return
+            side = self._pair_side(ctx, expr)
+            if side is not None and self._first(ctx, expr):
+                ctx.report(expr, f"where {side}, `{short(ctx, expr)}` is the (values, indices) pair that a "
+                                 f"reduction with a dim returns, not a tensor: passing it to "
+                                 f"`{short(ctx, node.func)}` raises TypeError on that path; unpack it or use "
+                                 f"`.values`")
                 return
 
     def visit_Attribute(self, node: cst.Attribute, ctx) -> None:

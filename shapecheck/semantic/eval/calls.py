@@ -7,6 +7,8 @@ from typing import Optional
 
 import libcst as cst
 
+from shapecheck.semantic.eval.data_loading import holds_data
+from shapecheck.semantic.eval.einops_patterns import mapped
 from shapecheck.semantic.eval.layout import unknown_result_order
 from shapecheck.semantic.eval.nn_modules import local_module, module_call
 from shapecheck.semantic.eval.registry import Eval, expression
@@ -52,7 +54,7 @@ def _call(ev: Eval, expr: cst.Call) -> Fact:
         return method_call(ev, recv, func.attr.value, expr, recv_expr=func.value)
     if type(func) is cst.Name:
         reanalysed = _reanalysed(ev, expr, None)
-        if reanalysed is not None and reanalysed.kind is not None:
+        if reanalysed is not None and (reanalysed.kind is not None or holds_data(reanalysed)):
             return _with_signature(ev, reanalysed, func.value, expr)
         return _local_call(ev, func.value, expr)
     if type(func) is cst.Call:
@@ -100,6 +102,8 @@ def _local_call(ev: Eval, name: str, expr: cst.Call) -> Fact:
         return Fact(kind=BOOL)
     if name in ("str", "repr"):
         return Fact(kind=STR)
+    if name == "map":
+        return mapped(ev, expr) or UNKNOWN
     return UNKNOWN
 
 

@@ -24,6 +24,9 @@ from shapecheck.semantic.syntax import CallArgs, is_name
 from shapecheck.shapes import Shape
 
 TENSOR_DATASET = "torch.utils.data.TensorDataset"
+#: the qual of every ``torchvision.datasets`` dataset (one for all: ``FakeData`` on one path and
+#: ``ImageFolder`` on the other still yield CPU tensors)
+VISION_DATASET = "torchvision.datasets"
 LOADER = "torch.utils.data.DataLoader"
 #: the qual of one batch of a known loader (a list of tensors)
 BATCH = "torch.utils.data.DataLoader.batch"
@@ -51,7 +54,7 @@ def torchvision_dataset(ev: Eval, qual: str) -> Optional[Fact]:
     device in a file with a ``transforms.Lambda``, which may move them)."""
     if qual.count(".") != 2 or not qual.split(".")[-1][:1].isupper():
         return None
-    return Fact(qual=qual, device=None if ev.model.custom_transform else CPU, grad=NO_GRAD)
+    return Fact(qual=VISION_DATASET, device=None if ev.model.custom_transform else CPU, grad=NO_GRAD)
 
 
 def _loader(ev: Eval, args: CallArgs) -> Optional[Fact]:
@@ -64,7 +67,7 @@ def _loader(ev: Eval, args: CallArgs) -> Optional[Fact]:
     ds = ev.fact(data) if data is not None else None
     if ds is None or ds.kind is not None or ds.qual is None:
         return None
-    if ds.qual != TENSOR_DATASET and not ds.qual.startswith("torchvision.datasets."):
+    if ds.qual not in (TENSOR_DATASET, VISION_DATASET):
         return None
     return Fact(qual=LOADER, device=ds.device, grad=ds.grad)
 
@@ -82,3 +85,15 @@ def batch_fields(batch: Fact, count: int) -> Optional[tuple[Fact, ...]]:
         return None
     return tuple(Fact(kind=TENSOR, shape=Shape((None,), rest_at=1), device=batch.device, grad=batch.grad)
                  for _ in range(count))
+
+
+def batch_item(batch: Fact, index: Optional[int]) -> Optional[Fact]:
+    """``batch[i]`` of a batch of a known loader (an int index): one of its tensors."""
+    if index is None or batch.kind is not None or batch.qual != BATCH:
+        return None
+    return batch_fields(batch, 1)[0]  # type: ignore[index]
+
+
+def holds_data(fact: Fact) -> bool:
+    """A dataset or loader whose items the facts know (what a helper returning one gives)."""
+    return fact.kind is None and fact.qual in (TENSOR_DATASET, VISION_DATASET, LOADER)

@@ -15,6 +15,7 @@ from typing import Optional
 
 import libcst as cst
 
+from shapecheck.semantic.eval.declared_numbers import rebound_names
 from shapecheck.semantic.eval.registry import Eval
 from shapecheck.semantic.scopes import FUNCTION_SCOPE
 from shapecheck.semantic.syntax import all_params, int_literal, self_attribute_targets, target_names, with_targets
@@ -114,6 +115,68 @@ def _attribute_choices(class_def: cst.ClassDef, attr: str) -> Optional[list[Choi
     return choices or None
 
 
+#: id of a function -> (the function, the parameter, the values its calls pass it or None)
+_PASSED: dict[int, tuple[cst.FunctionDef, str, Optional[list[Choice]]]] = {}
+
+
+def _parameter_choices(ev: Eval, func: cst.FunctionDef, name: str) -> Optional[list[Choice]]:
+    """Every value the parameter ``name`` of the module-level function ``func`` gets from the
+    calls of this file, when the function is only ever called by its name (never passed on as a
+    value), at least once, the function never rebinds ``name``, and each call passes it a literal
+    choice, or leaves it to a literal default."""
+    defs, tree = ev.model.callees, ev.model.tree
+    if defs is None or tree is None or defs.functions.get(func.name.value) is not func \
+            or name in rebound_names(func):
+        return None
+    cached = _PASSED.get(id(func))
+    if cached is not None and cached[0] is func and cached[1] == name:
+        return cached[2]
+    found = _passed_values(tree, func, name)
+    if len(_PASSED) > 256:
+        _PASSED.clear()
+    _PASSED[id(func)] = (func, name, found)
+    return found
+
+
+def _passed_values(tree: cst.Module, func: cst.FunctionDef, name: str) -> Optional[list[Choice]]:
+    """The literal choices the calls of ``func`` in ``tree`` pass its parameter ``name``."""
+    params = func.params
+    positional = [p.name.value for p in (*params.posonly_params, *params.params)]
+    param = next((p for p in all_params(params) if p.name.value == name), None)
+    if param is None or params.star_kwarg is not None and name not in positional:
+        return None
+    index = positional.index(name) if name in positional else None
+    callee = func.name.value
+    calls: set[int] = set()
+    choices: list[Choice] = []
+    for node in walk(tree, into_defs=True):
+        if type(node) is cst.Call and type(node.func) is cst.Name and node.func.value == callee:
+            calls.add(id(node.func))
+            value = _argument(node, name, index, param.default)
+            found = _merge(choices, _literal_choices(value)) if value is not None else None
+            if found is None:
+                return None
+            choices = found
+    for node in walk(tree, into_defs=True):
+        if type(node) is cst.Name and node.value == callee and id(node) not in calls and node is not func.name:
+            return None  # passed on, rebound or imported under that name: other calls may exist
+    return choices or None
+
+
+def _argument(call: cst.Call, name: str, index: Optional[int],
+              default: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
+    """What ``call`` passes the parameter ``name`` (at position ``index``): its argument, the
+    default when it passes none, ``None`` when starred arguments hide it."""
+    if any(a.star for a in call.args):
+        return None
+    for position, arg in enumerate(call.args):
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+        if arg.keyword is None and position == index:
+            return arg.value
+    return default
+
+
 def dim_choices(ev: Eval, dim_expr: cst.BaseExpression) -> Optional[list[Choice]]:
     """Every value a ``dim`` argument may hold, when it is a local of the function being analysed
     or ``self.<attr>`` of its class that the code only ever sets from int literals (conditional
@@ -123,6 +186,8 @@ def dim_choices(ev: Eval, dim_expr: cst.BaseExpression) -> Optional[list[Choice]
         return None
     func = top.node
     if type(dim_expr) is cst.Name:
+        if any(p.name.value == dim_expr.value for p in all_params(func.params)):
+            return _parameter_choices(ev, func, dim_expr.value)
         return _local_choices(func, dim_expr.value)
     if type(dim_expr) is cst.Attribute and type(dim_expr.value) is cst.Name:
         params = all_params(func.params)

@@ -12,14 +12,15 @@ from shapecheck.semantic.eval.arguments import opt_int
 from shapecheck.semantic.eval.autograd import grad_of
 from shapecheck.semantic.eval.devices import device_string
 from shapecheck.semantic.eval.index_bounds import leading_kept
+from shapecheck.semantic.eval.module_lists import module_list_element
 from shapecheck.semantic.eval.nn_modules import module_attr
-from shapecheck.semantic.eval.data_loading import PROGRESS_BARS, loader_batch
+from shapecheck.semantic.eval.data_loading import BATCH, PROGRESS_BARS, batch_item, loader_batch
 from shapecheck.semantic.eval.registry import Eval, expression
 from shapecheck.semantic.facts import (
     BOOL, CONTIGUOUS, CPU, DEVICE, FLOAT, INT, LEAF_REQUIRES_GRAD, MAYBE_CUDA, MODULE, NO_GRAD,
     SIZE, STR, TENSOR, TUPLE, UNKNOWN, DeviceValue, DtypeKind, Fact, SameDeviceAs, fresh, join,
 )
-from shapecheck.semantic.syntax import dotted_name, index_value, int_literal
+from shapecheck.semantic.syntax import dotted_name, index_value, int_literal, string_value
 from shapecheck.semantic.torch_api import TENSOR_BOOL_ATTRIBUTES
 from shapecheck.shapes import Shape
 
@@ -56,7 +57,7 @@ def float_literal(ev: Eval, expr: cst.Float) -> Fact:
 def string(ev: Eval, expr: cst.SimpleString) -> Fact:
     """A string literal, with the device it names (``"cuda:0"``)."""
     try:
-        value = expr.evaluated_value
+        value = string_value(expr)
     except Exception:
         return Fact(kind=STR)
     if isinstance(value, bytes):
@@ -70,10 +71,15 @@ def string(ev: Eval, expr: cst.SimpleString) -> Fact:
 @expression(cst.Tuple, cst.List)
 def sequence(ev: Eval, expr: Union[cst.Tuple, cst.List]) -> Fact:
     """A tuple or list display: the facts of its elements (its value when all are constants)."""
-    elems = []
+    elems: list[Fact] = []
     for el in expr.elements:
         if type(el) is cst.StarredElement:
-            return UNKNOWN
+            starred = ev.fact(el.value)  # `(a, *b.chunk(2))`: the pieces of a known count
+            inner = starred.elems
+            if inner is None or starred.maybe_pair:
+                return UNKNOWN
+            elems.extend(inner)
+            continue
         elems.append(ev.fact(el.value))
     values = tuple(e.value for e in elems)
     if all(v is not None for v in values):
@@ -159,6 +165,9 @@ def subscript(ev: Eval, expr: cst.Subscript) -> Fact:
     """Indexing a tensor (basic indexing: ints, slices, ``None``, ``...``), a size or a sequence."""
     base = ev.fact(expr.value)
     kind = base.kind
+    item = batch_item(base, index_value(expr.slice[0])) if base.qual == BATCH and len(expr.slice) == 1 else None
+    if item is not None:
+        return item  # `batch[0]` of a DataLoader's batch
     if kind == TUPLE and base.elems and len(expr.slice) == 1:
         i = index_value(expr.slice[0])
         if i in (0, 1, -1, -2):
@@ -238,6 +247,24 @@ def _index_sequence(ev: Eval, base: Fact, expr: cst.Subscript) -> Fact:
     return UNKNOWN
 
 
+def _tensor_items(f: Fact) -> bool:
+    if f.kind == TENSOR:
+        return True
+    return f.kind is None and not f.maybe_pair and bool(f.elems) \
+        and any(e.kind == TENSOR for e in cast(tuple[Fact, ...], f.elems))
+
+
+def literal_batches(f: Fact) -> Optional[Fact]:
+    """The element of a loop over a list or tuple display whose items are all tensors or tuples
+    holding a tensor (``loader = [(x, y)]``): the join of the items; ``None`` otherwise."""
+    if f.kind is not None or f.maybe_pair or not f.elems or not all(_tensor_items(e) for e in f.elems):
+        return None
+    joined = f.elems[0]
+    for e in f.elems[1:]:
+        joined = join(joined, e)
+    return joined
+
+
 def loop_element(ev: Eval, iter_expr: cst.BaseExpression) -> Optional[Fact]:
     """The fact of each element a for-loop over ``iter_expr`` binds: ints of ``range``, pairs of
     ``enumerate``, the parameters of a module, the rows of a tensor; ``None`` when unknown."""
@@ -257,10 +284,16 @@ def loop_element(ev: Eval, iter_expr: cst.BaseExpression) -> Optional[Fact]:
                 if func.attr.value == "named_parameters":
                     return Fact(elems=(Fact(kind=STR), param))
                 return param
+    listed = module_list_element(ev, iter_expr)
+    if listed is not None:
+        return listed  # `for blk in self.blocks`: the module class `__init__` filled the list with
     f = ev.fact(iter_expr)
     batch = loader_batch(f)
     if batch is not None:
         return batch
+    listed_batches = literal_batches(f)
+    if listed_batches is not None:
+        return listed_batches
     if f.kind == TENSOR and f.shape is not None and f.shape.rank:
         return f.with_(shape=Shape(f.shape.dims[1:]), layout=None, strides=None, perm=None,
                        reduction=None, is_scalar_cpu=f.shape.rank == 1 and f.device == CPU)

@@ -75,6 +75,9 @@ def factory(ev: Eval, name: str, args: CallArgs) -> Fact:
             shape, default_dtype = Shape(()), DtypeKind.FLOAT
         elif data is not None:
             shape, default_dtype = literal_shape(ev, data)
+            if shape is None and isinstance(data, (cst.List, cst.Tuple)) and data.elements \
+                    and not any(type(e) is cst.StarredElement for e in data.elements):
+                shape = Shape((len(data.elements),), rest_at=1)  # `[ids]`: one row or more dims
         if name in ("as_tensor", "tensor") and "device" not in args.kw and data is not None:
             df = ev.fact(data)
             if df.kind == TENSOR:  # `torch.tensor(t)` copies `t` on its own device
@@ -94,6 +97,26 @@ def factory(ev: Eval, name: str, args: CallArgs) -> Fact:
     if like is not None and like.kind == TENSOR:
         out = like_layout(out, like, shape)
     return out
+
+
+def legacy_tensor(ev: Eval, name: str, args: CallArgs) -> Optional[Fact]:
+    """``torch.Tensor([3.0])``, ``torch.LongTensor([[1], [2]])``, ``torch.FloatTensor(2, 3)``: a
+    CPU tensor of the class's dtype, from a list or tuple display or from int sizes; ``None``
+    for anything else (a tensor, an array, keywords)."""
+    if args.kw or args.starred:
+        return None
+    dtype = DtypeKind.INT if name == "LongTensor" else DtypeKind.FLOAT
+    shape: Optional[Shape]
+    if len(args.pos) == 1 and isinstance(args.pos[0], (cst.List, cst.Tuple)):
+        shape, _ = literal_shape(ev, args.pos[0])
+        if shape is None or shape.rank == 0:
+            return None
+    elif args.pos and all(ev.fact(a).kind == INT for a in args.pos):
+        shape = size_args(ev, args.pos, None)
+    else:
+        return None
+    device = None if ev.model.default_device_set else CPU
+    return O.plain_tensor(shape, device=device, grad=NO_GRAD, dtype_kind=dtype)
 
 
 def _arange(ev: Eval, args: CallArgs) -> tuple[Optional[Shape], Optional[DtypeKind]]:

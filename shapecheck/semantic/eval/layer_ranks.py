@@ -15,12 +15,14 @@ def kept_shape(shape: Optional[Shape], how: Optional[str], name: str) -> Optiona
     result's dim order is ``eval.layout.input_order_layout``'s business."""
     if shape is None:
         return None
+    spatial = int(name[-2]) if name[-1:] == "d" and name[-2:-1].isdigit() else None
+    if shape.rest_at is not None and spatial is not None and len(shape.dims) == spatial + 2:
+        shape = Shape(shape.dims)  # at least N + 2 dims, and an op over N spatial dims takes at most N + 2
     if shape.rest_at is not None:
         return Shape((None,) * len(shape.dims), rest_at=shape.rest_at)
     if how == "all":
         return shape
     rank = len(shape.dims)
-    spatial = int(name[-2]) if name[-1:] == "d" and name[-2:-1].isdigit() else None
     batched = name in ("interpolate", "Upsample") or (spatial is not None and rank == spatial + 2)
     unbatched = spatial is not None and rank == spatial + 1
     kept: tuple[int, ...] = ()

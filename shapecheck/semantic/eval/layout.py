@@ -13,7 +13,7 @@ from shapecheck.semantic import shape_ops as O
 from shapecheck.semantic.eval.registry import Eval, method
 from shapecheck.semantic.facts import BOOL, CONTIGUOUS, FLOAT, INT, NON_CONTIGUOUS, TENSOR, Fact
 from shapecheck.semantic.syntax import CallArgs
-from shapecheck.semantic.torch_api import FORMAT_CONTIGUOUS_3D, FUNCTIONAL_RESULT_LAYOUT
+from shapecheck.semantic.torch_api import FORMAT_CONTIGUOUS_3D, FUNCTIONAL_RESULT_LAYOUT, NN_LAYER_FUNCTION
 from shapecheck.shapes import Shape
 
 #: how a method's result relates to its receiver's storage (see :func:`copy_layout`)
@@ -147,7 +147,7 @@ def input_order_layout(name: Optional[str], x: Fact, out: Fact) -> Fact:
     if x.layout == CONTIGUOUS or x.perm is None and x.layout is None or x.perm is not None and L.is_identity(x.perm):
         return out
     how = FUNCTIONAL_RESULT_LAYOUT.get(name) if name is not None else None
-    rank = x.rank
+    rank = x.rank if x.rank is not None else out.rank  # an op that takes at most the rank `x` has at least
     unknown_order = out.with_(layout=NON_CONTIGUOUS, strides=None, perm=None, moved_by=None)
     if how == "contiguous":
         return out.with_(layout=CONTIGUOUS, strides=None, perm=None, moved_by=None)
@@ -164,6 +164,21 @@ def input_order_layout(name: Optional[str], x: Fact, out: Fact) -> Fact:
             return out.with_(layout=NON_CONTIGUOUS, strides=None, perm=(0, 3, 1, 2), moved_by=x.moved_by)
         return out.with_(layout=CONTIGUOUS, strides=None, perm=None, moved_by=None)
     return unknown_order
+
+
+def layer_output_layout(layer: Optional[str], x: Fact, out: Fact) -> Fact:
+    """``out``, the result of the ``torch.nn`` layer ``layer`` (``"Conv1d"``; ``None`` for a layer
+    of no known class) on ``x``: contiguous when the function the layer calls gives a contiguous
+    result whatever ``x``'s order (``torch_api.NN_LAYER_FUNCTION``), else laid out as
+    :func:`input_order_layout` says of an unknown function. A channels-last order is not carried
+    through a layer: its spatial output sizes are often 1 (a kernel as large as its input), and
+    then the order changes nothing."""
+    function = NN_LAYER_FUNCTION.get(layer) if layer is not None else None
+    if function is not None:
+        laid = input_order_layout(function, x, out)
+        if laid.layout == CONTIGUOUS:
+            return laid
+    return input_order_layout(None, x, out)
 
 
 def unknown_result_order(ev: Eval, call: cst.Call, out: Fact) -> Fact:

@@ -11,7 +11,7 @@ from shapecheck.semantic.eval.autograd import grad_of, requested_grad
 from shapecheck.semantic.eval.devices import device_kw, to_device
 from shapecheck.semantic.eval.conv_sizes import CONV_LAYERS, POOL_LAYERS, layer_geometry, module_output
 from shapecheck.semantic.eval.layer_ranks import RECURRENT_LAYERS, kept_shape, parameter_shape, recurrent_output
-from shapecheck.semantic.eval.layout import input_order_layout
+from shapecheck.semantic.eval.layout import layer_output_layout
 from shapecheck.semantic.eval.loss_weights import loss_weights
 from shapecheck.semantic.eval.registry import Eval
 from shapecheck.semantic.facts import (
@@ -23,7 +23,8 @@ from shapecheck.semantic.summaries import forward_of, reanalyse
 from shapecheck.semantic.syntax import CallArgs
 from shapecheck.semantic.torch_api import (
     MODULE_METHODS_RETURNING_SELF, NN_BIAS_POSITIONS, NN_LAYER_PARAMETERS, NN_LOSS_MODULES, NN_PARAMETER_SWITCHES,
-    NN_KEPT_DIMS, NN_RANK_ADDING_MODULES, NN_RANK_KEEPING_MODULES, NN_SHAPE_KEEPING_MODULES, NN_STATELESS_MODULES,
+    NN_KEPT_DIMS, NN_RANK_ADDING_MODULES, NN_RANK_KEEPING_MODULES, NN_SHAPE_KEEPING_MODULES,
+    NN_STATELESS_MODULES,
 )
 from shapecheck.shapes import Shape
 
@@ -239,7 +240,7 @@ def module_call(ev: Eval, module: Fact, expr: cst.Call) -> Fact:
     out = Fact(kind=TENSOR, shape=shape, device=device, grad=grad,
                layout=CONTIGUOUS if shape is not None and qual == "torch.nn.Linear" else None)
     if qual != "torch.nn.Linear" and x.kind in (TENSOR, None):
-        out = input_order_layout(None, x, out)  # a layer's output may keep its input's order
+        out = layer_output_layout(qual[9:] if qual is not None and qual.startswith("torch.nn.") else None, x, out)
     if qual is not None and not qual.startswith("torch."):
         return _local_forward(ev, module, expr, out)
     return out

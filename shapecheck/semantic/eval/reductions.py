@@ -14,6 +14,7 @@ import libcst as cst
 
 from shapecheck.semantic import shape_ops as O
 from shapecheck.semantic.eval.autograd import grad_of
+from shapecheck.semantic.eval.rank_bounds import bounded_reduce_shape
 from shapecheck.semantic.eval.declared_numbers import rebound_names
 from shapecheck.semantic.eval.dim_choices import dim_choices
 from shapecheck.semantic.eval.elementwise import elementwise
@@ -153,13 +154,15 @@ def _reduced(ev: Eval, x: Fact, name: str, axes: Optional[list[int]], keepdim: O
         dtype = DtypeKind.INT
     differentiable = name not in NO_GRAD_RESULT_OPS
     shape = O.reduce_shape(x.shape, axes, bool(keepdim)) if axes_known else None
+    if shape is None and axes and keepdim is not None and x.kind == TENSOR:
+        shape = bounded_reduce_shape(x.shape, axes, keepdim, name)  # the rank bound the written axes prove
     fields: dict[str, Any] = {"device": x.device if x.kind == TENSOR else None,
                               "grad": grad_of(ev, [x], differentiable) if x.kind == TENSOR else None,
                               "dtype_kind": dtype}
     out = O.plain_tensor(shape, **fields)
     if shape is not None and shape.rank is not None and shape.rank > 1:
         out = out.with_(layout=None, strides=None)
-    if shape is None:
+    if shape is None or shape.rank is None:
         out = out.with_(layout=None)
     out = out.with_(is_scalar_cpu=shape is not None and shape.rank == 0 and fields["device"] == CPU)
     if x.kind is None:

@@ -7,10 +7,12 @@ from typing import Optional
 
 import libcst as cst
 
+from shapecheck.generic_dims import split_parts
 from shapecheck.semantic import shape_ops as O
 from shapecheck.semantic.bounded_moves import bounded_transpose, matrix_transpose_bound, moved_unknown
 from shapecheck.semantic.eval.arguments import dtype_value, int_list, target_dims
 from shapecheck.semantic.eval.autograd import grad_of
+from shapecheck.semantic.eval.flatten_ranks import flattened_rank
 from shapecheck.semantic.eval.registry import Eval, method
 from shapecheck.semantic.facts import CONTIGUOUS, TENSOR, UNKNOWN, Fact
 from shapecheck.semantic.syntax import CallArgs
@@ -36,7 +38,7 @@ def view(ev: Eval, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
     if target is None:
         return x.with_(kind=TENSOR if x.kind == TENSOR else None, shape=None, layout=None, strides=None,
                        perm=None, moved_by=None, reduction=None)
-    out, possible = O.view_result(x, target, name == "view")
+    out, possible = O.view_result(x, split_parts(x.shape, target), name == "view")
     if name == "reshape" and possible is False:
         out = out.with_(layout=CONTIGUOUS)
     if name == "reshape" and possible is None:
@@ -82,7 +84,7 @@ def flatten(ev: Eval, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
         return None
     dims = O.merged_shape(x.shape, start, end)
     if dims is None:
-        return None
+        return flattened_rank(ev, x, start, end)
     out, possible = O.view_result(x, dims, False)
     if possible is False:
         out = out.with_(layout=CONTIGUOUS)

@@ -13,11 +13,14 @@ from shapecheck.semantic.eval.autograd import grad_of
 from shapecheck.semantic.eval.conv_sizes import function_output as pool_output
 from shapecheck.semantic.eval.devices import current_accelerator, device_of, torch_device
 from shapecheck.semantic.eval.einsum_layout import einsum_layout, unknown_order
+from shapecheck.semantic.eval.comprehensions import comprehension_elements
+from shapecheck.semantic.eval.einops_patterns import rearrange_shape
 from shapecheck.semantic.eval.elementwise import elementwise, matmul
-from shapecheck.semantic.eval.factories import factory
+from shapecheck.semantic.eval.factories import factory, legacy_tensor
 from shapecheck.semantic.eval.layer_ranks import kept_shape
 from shapecheck.semantic.eval.layout import input_order_layout
 from shapecheck.semantic.eval.nn_modules import nn_class
+from shapecheck.semantic.eval.rank_bounds import bounded_join_shape
 from shapecheck.semantic.eval.reductions import linalg_norm
 from shapecheck.semantic.eval.data_loading import data_call, torchvision_dataset
 from shapecheck.semantic.eval.registry import Eval
@@ -27,9 +30,10 @@ from shapecheck.semantic.facts import (
 )
 from shapecheck.semantic.syntax import CallArgs
 from shapecheck.semantic.torch_api import (
-    ALL_FACTORIES, CONCAT_FUNCTIONS, ELEMENTWISE_BINARY, FUNCTIONAL_KEPT_DIMS, FUNCTIONAL_LOSSES,
+    ALL_FACTORIES, CONCAT_FUNCTIONS, LEGACY_TENSOR_CLASSES, ELEMENTWISE_BINARY, FUNCTIONAL_KEPT_DIMS, FUNCTIONAL_LOSSES,
     FUNCTIONAL_RANK_ADDING,
     FUNCTIONAL_RANK_KEEPING, INPLACE_FILLING_METHODS, MATRIX_PRODUCTS,
+    INT64_RESULT_FUNCTIONS,
     MIN_MAX_PAIR_OPS, PYTHON_BOOL_RESULTS, REDUCTION_PAIR_FUNCTIONS, REDUCTIONS, SHAPE_KEEPING_UNARY,
     TORCH_BOOL_FUNCTIONS,
     VALUES_INDICES_ALWAYS,
@@ -92,11 +96,12 @@ def qualified_call(ev: Eval, qual: str, expr: cst.Call) -> Optional[Fact]:
     if qual.startswith("einops.") and qual[7:] in ("rearrange", "reduce", "repeat"):
         args = CallArgs(expr)
         x = ev.fact(args.pos[0]) if args.pos else UNKNOWN
+        shape = rearrange_shape(ev, expr, x) if qual == "einops.rearrange" and x.kind in (TENSOR, None) else None
         if x.kind == TENSOR:
             # a pure reordering is a permuted view of x: the result's order is unknown, never plain
             return unknown_order(Fact(kind=TENSOR, device=x.device, grad=grad_of(ev, [x], True),
-                                      dtype_kind=x.dtype_kind))
-        return unknown_order(Fact())
+                                      dtype_kind=x.dtype_kind, shape=shape))
+        return unknown_order(Fact(shape=shape))
     return None
 
 
@@ -106,6 +111,8 @@ def _torch_function(ev: Eval, name: str, expr: cst.Call) -> Optional[Fact]:
     args = CallArgs(expr)
     if name in ALL_FACTORIES:
         return factory(ev, name, args)
+    if name in LEGACY_TENSOR_CLASSES:
+        return legacy_tensor(ev, name, args)
     if name in ("set_default_device",):
         return UNKNOWN
     if name == "einsum":
@@ -120,6 +127,12 @@ def _torch_function(ev: Eval, name: str, expr: cst.Call) -> Optional[Fact]:
                 ops[1].dtype_kind if ops[1].kind == TENSOR else py_dtype(ops[1]),
                 ops[2].dtype_kind if ops[2].kind == TENSOR else py_dtype(ops[2])]))
         return Fact(kind=TENSOR, grad=NO_GRAD, dtype_kind=DtypeKind.INT)
+    if name in INT64_RESULT_FUNCTIONS and "weights" not in args.kw \
+            and len(args.pos) <= (2 if name != "bincount" else 1):
+        first = ev.fact(args.pos[0]) if args.pos else UNKNOWN
+        return Fact(kind=TENSOR, grad=NO_GRAD, dtype_kind=DtypeKind.INT,
+                    device=first.device if first.kind == TENSOR else None,
+                    shape=Shape((None,)) if name == "bincount" else None)
     if name in MATRIX_PRODUCTS or name in ("inner", "vdot"):
         if len(args.pos) >= 2:
             return matmul(ev, ev.fact(args.pos[0]), ev.fact(args.pos[1]))
@@ -225,13 +238,16 @@ def _cat(ev: Eval, name: str, args: CallArgs) -> Fact:
     seq = args.get(0, "tensors")
     if seq is None:
         return Fact(kind=TENSOR)
-    if not isinstance(seq, (cst.List, cst.Tuple)) or any(type(e) is cst.StarredElement for e in seq.elements):
-        return Fact(kind=TENSOR)
-    facts = [ev.fact(e.value) for e in seq.elements]
     dim_expr = args.get(1, "dim")
     if dim_expr is None:
         dim_expr = args.kw.get("axis")
     axis = ev.fact(dim_expr).value if dim_expr is not None else 0
+    facts = comprehension_elements(ev, seq)
+    if facts is None:
+        if not isinstance(seq, (cst.List, cst.Tuple)) or any(type(e) is cst.StarredElement for e in seq.elements):
+            joined = name in ("cat", "concat", "concatenate", "stack") and type(axis) is int
+            return Fact(kind=TENSOR, shape=bounded_join_shape(axis) if joined else None)
+        facts = [ev.fact(e.value) for e in seq.elements]
     tensors = [f for f in facts if f.kind == TENSOR]
     fields: dict[str, Any] = {
         "kind": TENSOR, "device": device_of(tensors, len(tensors) != len(facts)), "grad": grad_of(ev, facts, True),
@@ -245,7 +261,8 @@ def _cat(ev: Eval, name: str, args: CallArgs) -> Fact:
         fields.pop("kind")
         return O.plain_tensor(Shape((last,), rest_at=0), **fields)
     if any(s is None or s.rank is None for s in shapes):
-        return Fact(**fields)
+        bound = bounded_join_shape(axis, len(facts) if name == "stack" else None)
+        return Fact(**fields, shape=bound if len(tensors) == len(facts) else None)
     known: list[Shape] = [s for s in shapes if s is not None]
     rank = known[0].rank
     if rank is None or any(s.rank != rank for s in known):

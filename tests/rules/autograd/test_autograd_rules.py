@@ -35,7 +35,11 @@ SEEDS = [
               "y.sum().backward()\n", 6,
      "import torch\nx = torch.randn(3, requires_grad=True)\nh = x * 1\nw = torch.randn(3)\ny = h * w\nw = w + 1\n"
      "y.sum().backward()\n"),
-    ("SC303", "import torch\nx = torch.randn(3, requires_grad=True)\nx.data.add_(1)\n", 3,
+    ("SC303", "import torch\nx = torch.randn(3, requires_grad=True)\nloss = (x * x).sum()\nx.data.add_(1)\n"
+              "loss.backward()\n", 4,
+     "import torch\nx = torch.randn(3, requires_grad=True)\nloss = (x * x).sum()\nloss.backward()\n"
+     "with torch.no_grad():\n    x.add_(1)\n"),
+    ("SC310", "import torch\nx = torch.randn(3, requires_grad=True)\nx.data.add_(1)\n", 3,
      "import torch\nx = torch.randn(3, requires_grad=True)\nwith torch.no_grad():\n    x.add_(1)\n"),
     ("SC304", "import torch\ny = torch.tensor([1., 2., 3.], requires_grad=True)\ny.backward()\n", 3,
      "import torch\ny = torch.tensor([1., 2., 3.], requires_grad=True)\ny.backward(torch.ones_like(y))\n"),
@@ -136,7 +140,7 @@ def test_multiplication_saves_the_other_operand_only_when_needed():
 
 def test_data_fix_rewrites_reads_only():
     src = "import torch\nw = torch.randn(3, requires_grad=True)\na = w.data.cpu()\nw.data.zero_()\n"
-    fixed, applied = fix_text(src, [get_rule("SC303")])
+    fixed, applied = fix_text(src, [get_rule("SC310")])
     assert applied == 1
     assert fixed == "import torch\nw = torch.randn(3, requires_grad=True)\na = w.detach().cpu()\nw.data.zero_()\n"
 

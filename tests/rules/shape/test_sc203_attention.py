@@ -90,12 +90,25 @@ def test_bmm_keys_transposed():
     assert flagged(_BMM.format(keys="q, k.transpose(1, 2)")) == []
 
 
-def test_head_size_from_the_config_may_equal_the_length():
+def test_head_size_from_the_config_split_off_the_features_differs_from_the_length():
+    # the view keeps B and T and splits C into config parts: a part is independent of T
     code = ("import torch.nn as nn\nclass A(nn.Module):\n    def __init__(self, config):\n"
             "        super().__init__()\n        self.n_head = config.n_head\n"
             "        self.head_dim = config.n_embd // config.n_head\n"
             "    def forward(self, x):\n        B, T, C = x.size()\n"
             "        q = x.view(B, T, self.n_head, self.head_dim).transpose(1, 2)\n"
+            "        return q @ q, q @ q.transpose(-2, -1)\n")
+    [(code_, line, message)] = flagged(code)
+    assert (code_, line) == ("SC203", 10)
+    assert message.endswith("the inner dims are self.head_dim and T; torch raises RuntimeError unless "
+                            "`self.head_dim` equals `T`")
+
+
+def test_a_config_size_the_view_did_not_split_off_may_equal_the_length():
+    code = ("import torch.nn as nn\nclass A(nn.Module):\n    def __init__(self, config):\n"
+            "        super().__init__()\n        self.head_dim = config.head_dim\n"
+            "    def forward(self, x):\n        B, T, C = x.size()\n"
+            "        q = x.view(B, T, self.head_dim)\n"
             "        return q @ q\n")
     assert flagged(code) == []
 

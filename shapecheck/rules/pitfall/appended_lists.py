@@ -1,0 +1,143 @@
+"""Local lists built by ``xs = []`` and ``xs.append(v)``: which appends always run, and whether
+the list is only ever appended to."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+
+#: compound statements that run their body unconditionally (loops: once they run at all)
+_PLAIN_BLOCKS = (cst.For, cst.While, cst.With, cst.IndentedBlock, cst.SimpleStatementLine, cst.Expr)
+
+
+def node_path(root: cst.CSTNode, target: cst.CSTNode) -> Optional[list[cst.CSTNode]]:
+    """The nodes from ``root`` down to ``target`` (both included), or ``None``."""
+    if root is target:
+        return [root]
+    for child in root.children:
+        found = node_path(child, target)
+        if found is not None:
+            return [root] + found
+    return None
+
+
+def plain_append(function: cst.FunctionDef, append: cst.Call) -> bool:
+    """``append`` runs whenever the loops around it run: only loops and ``with`` blocks lie
+    between the function's body and its statement (no ``if``, ``try``, nested function)."""
+    path = node_path(function.body, append)
+    if path is None:
+        return False
+    for node in path[1:]:
+        if node is append:
+            return True
+        if not isinstance(node, _PLAIN_BLOCKS):
+            return False
+    return False
+
+
+#: statements and expressions that bind their ``target``
+_REBINDINGS = (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.Del, cst.NamedExpr)
+
+
+class _Uses(cst.CSTVisitor):
+    """How a function uses the local ``name``: the ``name = []`` statements, and whether anything
+    else binds or changes it (another assignment, a loop or ``with`` target, ``del``, a method
+    other than ``append``, an item or slice assignment, a nested function)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.empty_lists: list[cst.Assign] = []
+        self.other = False
+
+    def _is_name(self, node: cst.CSTNode) -> bool:
+        return type(node) is cst.Name and node.value == self.name
+
+    def _targets(self, target: cst.BaseExpression) -> bool:
+        """``target`` binds or writes into ``name``."""
+        if self._is_name(target):
+            return True
+        if isinstance(target, (cst.Tuple, cst.List)):
+            return any(self._targets(e.value) for e in target.elements)
+        if isinstance(target, (cst.Subscript, cst.Attribute, cst.StarredElement)):
+            return self._targets(target.value)
+        return False
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if any(self._targets(t.target) for t in node.targets):
+            if len(node.targets) == 1 and self._is_name(node.targets[0].target) \
+                    and type(node.value) is cst.List and not node.value.elements:
+                self.empty_lists.append(node)
+            else:
+                self.other = True
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        """Any other binding of the name (``+=``, a loop or ``with`` target, ``del``, walrus)."""
+        if type(node) in _REBINDINGS:
+            self.other = self.other or self._targets(node.target)  # type: ignore[attr-defined]
+        elif type(node) is cst.AsName:
+            self.other = self.other or self._targets(node.name)
+        return super().on_visit(node)
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self.other = True
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        self.other = True
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if self._is_name(node.value) and node.attr.value != "append":
+            self.other = True
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+
+def only_appended(function: cst.FunctionDef, name: str) -> bool:
+    """``name`` is a local list of ``function`` made by one ``name = []`` that runs whenever
+    the function does, and only ``append`` changes it."""
+    uses = _Uses(name)
+    function.body.visit(uses)
+    if uses.other or len(uses.empty_lists) != 1:
+        return False
+    path = node_path(function.body, uses.empty_lists[0])
+    return path is not None and all(isinstance(n, (cst.IndentedBlock, cst.SimpleStatementLine)) for n in path[:-1])
+
+
+def _ends_first_pass(loop: cst.CSTNode) -> bool:
+    """The body of ``loop`` leaves it unconditionally (a ``break``, ``return`` or ``raise`` at its
+    top level): it runs at most once."""
+    body = getattr(loop, "body", None)
+    if type(body) is cst.SimpleStatementSuite:
+        return any(isinstance(small, (cst.Break, cst.Return, cst.Raise)) for small in body.body)
+    if type(body) is not cst.IndentedBlock:
+        return True
+    for stmt in body.body:
+        if type(stmt) is cst.SimpleStatementLine and any(
+                isinstance(small, (cst.Break, cst.Return, cst.Raise)) for small in stmt.body):
+            return True
+    return False
+
+
+def loop_append(function: cst.FunctionDef, name: str) -> Optional[cst.Call]:
+    """A ``name.append(v)`` of ``function`` that runs on every pass of a loop that may pass more
+    than once (``name`` a local list only appended to): the list holds one item per pass."""
+    if not only_appended(function, name):
+        return None
+    stack: list[cst.CSTNode] = [function.body]
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "append" \
+                and type(node.func.value) is cst.Name and node.func.value.value == name \
+                and len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star:
+            path = node_path(function.body, node)
+            loops = [n for n in path or () if isinstance(n, (cst.For, cst.While))]
+            if loops and plain_append(function, node) and not any(_ends_first_pass(n) for n in loops):
+                return node
+        elif not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            stack.extend(node.children)
+    return None
