@@ -8,7 +8,7 @@ given it another.
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import libcst as cst
 
@@ -16,23 +16,44 @@ from shapecheck.semantic.eval.declared_numbers import rebound_names
 from shapecheck.semantic.syntax import all_params, sub_blocks, target_names, with_targets
 from shapecheck.semantic.walk import walk
 
-__all__ = ["branch_values", "module_value", "unchanged_between", "value_before"]
+__all__ = ["branch_values", "module_value", "side_assignments", "unchanged_between", "value_before"]
+
+
+#: per statement (kept alive with it): the names it binds; per function body: the path of every
+#: node in it. Rules ask for many names at many places of one function, so each is built once.
+_BOUND: dict[int, tuple[cst.CSTNode, frozenset[str]]] = {}
+_PATHS: dict[int, tuple[Sequence[cst.CSTNode], dict[int, list[tuple[Sequence[cst.CSTNode], int]]]]] = {}
+_LIMIT = 50_000
+
+
+def _bound_names(stmt: cst.CSTNode) -> frozenset[str]:
+    """The names ``stmt`` (or a statement inside it) binds."""
+    cached = _BOUND.get(id(stmt))
+    if cached is not None and cached[0] is stmt:
+        return cached[1]
+    names: set[str] = set()
+    node: Any
+    for node in (stmt, *walk(stmt)):
+        kind = type(node)
+        if kind is cst.Assign:
+            for t in node.targets:
+                names.update(target_names(t.target))
+        elif kind in (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr):
+            names.update(target_names(node.target))
+        elif kind in (cst.FunctionDef, cst.ClassDef):
+            names.add(node.name.value)
+        for t in with_targets(node):
+            names.update(target_names(t))
+    if len(_BOUND) > _LIMIT:
+        _BOUND.clear()
+    found = frozenset(names)
+    _BOUND[id(stmt)] = (stmt, found)
+    return found
 
 
 def _binds(stmt: cst.CSTNode, name: str) -> bool:
     """``stmt`` (or a statement inside it) binds ``name``."""
-    nodes = [stmt, *walk(stmt)]
-    for node in nodes:
-        if type(node) is cst.Assign and any(name in target_names(t.target) for t in node.targets):
-            return True
-        if isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr)) \
-                and name in target_names(node.target):
-            return True
-        if any(name in target_names(t) for t in with_targets(node)):
-            return True
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node.name.value == name:
-            return True
-    return False
+    return name in _bound_names(stmt)
 
 
 def _plain_value(stmt: cst.CSTNode, name: str) -> Optional[cst.BaseExpression]:
@@ -93,6 +114,32 @@ def branch_values(ctx, name: str, node: cst.CSTNode) -> list[tuple[cst.BaseExpre
     return []
 
 
+_SIDES: dict[int, tuple[cst.FunctionDef, frozenset[int]]] = {}
+
+
+def side_assignments(func: cst.FunctionDef) -> frozenset[int]:
+    """The ids of the ``name = value`` assignments that are a whole line of one side of an ``if``
+    of ``func`` (the values :func:`branch_values` may return)."""
+    cached = _SIDES.get(id(func))
+    if cached is not None and cached[0] is func:
+        return cached[1]
+    found: set[int] = set()
+    for node in walk(func.body):
+        if type(node) is not cst.If:
+            continue
+        sides = [node.body.body]
+        if type(node.orelse) is cst.Else:
+            sides.append(node.orelse.body.body)
+        for block in sides:
+            for stmt in block:
+                if type(stmt) is cst.SimpleStatementLine and len(stmt.body) == 1 and type(stmt.body[0]) is cst.Assign:
+                    found.add(id(stmt.body[0]))
+    if len(_SIDES) > 256:
+        _SIDES.clear()
+    _SIDES[id(func)] = (func, frozenset(found))
+    return _SIDES[id(func)][1]
+
+
 def _side_values(ctx, stmt: cst.If, name: str) -> list[tuple[cst.BaseExpression, str]]:
     """The last plain binding of ``name`` in each side of ``stmt`` that ends with one."""
     test = ctx.source(stmt.test).strip()
@@ -148,17 +195,28 @@ def unchanged_between(ctx, name: str, earlier: cst.CSTNode, later: cst.CSTNode) 
     return False
 
 
-def _path(block: Sequence[cst.CSTNode], node: cst.CSTNode, depth: int = 0) -> Optional[list[tuple[Sequence[cst.CSTNode],
-                                                                                                    int]]]:
+def _path(block: Sequence[cst.CSTNode], node: cst.CSTNode) -> Optional[list[tuple[Sequence[cst.CSTNode], int]]]:
     """The ``(block, index)`` of each statement that holds ``node``, outermost first."""
+    cached = _PATHS.get(id(block))
+    if cached is None or cached[0] is not block:
+        if len(_PATHS) > 256:
+            _PATHS.clear()
+        paths: dict[int, list[tuple[Sequence[cst.CSTNode], int]]] = {}
+        _index(block, [], paths, 0)
+        cached = (block, paths)
+        _PATHS[id(block)] = cached
+    return cached[1].get(id(node))
+
+
+def _index(block: Sequence[cst.CSTNode], outer: list[tuple[Sequence[cst.CSTNode], int]],
+           paths: dict[int, list[tuple[Sequence[cst.CSTNode], int]]], depth: int) -> None:
+    """Record in ``paths`` the path of every node of ``block`` (inner statements override)."""
     if depth > 30:
-        return None
+        return
     for i, stmt in enumerate(block):
-        if stmt is node or any(n is node for n in walk(stmt)):
-            inner: list[tuple[Sequence[cst.CSTNode], int]] = [(block, i)]
-            for sub in sub_blocks(stmt):
-                found = _path(sub, node, depth + 1)
-                if found is not None:
-                    return inner + found
-            return inner
-    return None
+        here = [*outer, (block, i)]
+        paths[id(stmt)] = here
+        for n in walk(stmt):
+            paths[id(n)] = here
+        for sub in sub_blocks(stmt):
+            _index(sub, here, paths, depth + 1)

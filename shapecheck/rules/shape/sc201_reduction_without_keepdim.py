@@ -14,7 +14,7 @@ from shapecheck.rules.helpers.operators import ARITHMETIC_OPERATORS, COMPARISON_
 from shapecheck.semantic.facts import FLOAT, INT, TENSOR, Fact, Reduction
 from shapecheck.rules.shape.gram_norms import gram_norm
 from shapecheck.rules.shape.index_drops import python_number, without_numbers
-from shapecheck.rules.shape.bound_values import branch_values, unchanged_between, value_before
+from shapecheck.rules.shape.bound_values import branch_values, side_assignments, unchanged_between, value_before
 from shapecheck.semantic.syntax import int_literal, is_number, sizes_of
 from shapecheck.semantic.torch_api import BROADCASTING_FUNCTIONS, ELEMENTWISE_BINARY, ELEMENTWISE_UNARY
 from shapecheck.semantic.walk import walk
@@ -505,7 +505,8 @@ centered = x - x.mean(dim=1, keepdim=True)
 
     def visit_Assign(self, node: cst.Assign, ctx) -> None:
         """Remember a reduction bound to a name, for a use after an ``if`` whose one side bound it."""
-        if len(node.targets) == 1 and type(node.targets[0].target) is cst.Name:
+        if len(node.targets) == 1 and type(node.targets[0].target) is cst.Name \
+                and ctx.function is not None and id(node) in side_assignments(ctx.function):
             f = ctx.fact(node.value)
             if f.kind in (TENSOR, None):
                 if len(self._reductions) > 4096:
