@@ -17,9 +17,11 @@ import libcst as cst
 from shapecheck.engine.contexts import context_findings, merge_context_findings
 from shapecheck.rules.api import Context
 from shapecheck.rules.base import Finding, Fix, Rule
+from shapecheck.rules.shape.bound_values import forget_indexes
 from shapecheck.semantic.backward_saves import SaveRecord
 from shapecheck.semantic.branch_facts import Branch, under_branches
 from shapecheck.semantic.evaluator import Evaluator
+from shapecheck.semantic.evidence import forget_scans
 from shapecheck.semantic.facts import TENSOR, Fact
 from shapecheck.semantic.interpreter import Interpreter
 from shapecheck.semantic.model import SemanticModel
@@ -84,6 +86,8 @@ class Checker:
         them) instead of being freed at once. The checker answers nothing else afterwards."""
         self.interpreter.__dict__.clear()
         vars(self.context).clear()
+        forget_scans()
+        forget_indexes()
 
     # ------------------------------------------------------------------ the observer of the walk
     def _hooks_for(self, tp: type) -> list[Hook]:

@@ -618,11 +618,33 @@ def scan_module(body: Iterable[cst.CSTNode], resolve: Resolver) -> FunctionEvide
     return FunctionEvidence(scanner.sites)
 
 
+#: id(function) -> (the function, the owner of the resolver, its evidence): the walk, each
+#: callee re-analysis and SC403 read the same function's evidence, so it is scanned once
+_SCANNED: dict[int, tuple[cst.FunctionDef, object, FunctionEvidence]] = {}
+
+
 def scan_function(node: cst.FunctionDef, resolve: Resolver) -> FunctionEvidence:
     """The evidence of each parameter and binding of ``node``'s body (see the module docstring).
 
     Parameters with a default that is not a tensor (``None``, a number, a string), ``*args`` and
     ``**kwargs`` get none."""
+    owner = getattr(resolve, "__self__", resolve)
+    cached = _SCANNED.get(id(node))
+    if cached is not None and cached[0] is node and cached[1] is owner:
+        return cached[2]
+    found = _scan(node, resolve)
+    if len(_SCANNED) > 512:
+        _SCANNED.clear()
+    _SCANNED[id(node)] = (node, owner, found)
+    return found
+
+
+def forget_scans() -> None:
+    """Drop the remembered evidence (and the syntax trees it keeps alive) once a file is done."""
+    _SCANNED.clear()
+
+
+def _scan(node: cst.FunctionDef, resolve: Resolver) -> FunctionEvidence:
     scanner = _Scanner(resolve)
     params = node.params
     for p in list(params.posonly_params) + list(params.params) + list(params.kwonly_params):

@@ -61,6 +61,10 @@ class SemanticModel:
         #: module-level name -> the one device every move of the file puts the module it is bound to
         #: on (see :func:`~shapecheck.semantic.module_state.global_bindings`): functions keep it
         self.steady_devices: dict[str, Device] = {}
+        #: the names bound at module level, and those of them the file only runs (``None`` until
+        #: a function first reads a module-level module)
+        self.top_assigned: frozenset[str] = frozenset()
+        self.only_run: Optional[frozenset[str]] = None
         #: attribute names the file assigns on objects other than ``self`` (``None``: the file
         #: calls ``setattr``, any attribute may be written)
         self.external_attrs: Optional[set[str]] = set()

@@ -310,7 +310,6 @@ def global_bindings(model: SemanticModel) -> dict[str, Fact]:
     there at every call (``model.steady_devices``)."""
     from shapecheck.semantic.scopes import global_view
 
-    steady = model.steady_devices
     module_env = model.scopes.module.env
     env: dict[str, Fact] = {}
     for name in model.module_globals:
@@ -318,9 +317,10 @@ def global_bindings(model: SemanticModel) -> dict[str, Fact]:
         if f is None:
             continue
         seen = global_view(f)
-        if f.kind == MODULE and f.device is not None and f.device == steady.get(name):
+        steady = _steady_device(model, name) if f.kind == MODULE and f.device is not None else None
+        if steady is not None and f.device == steady:
             # a module never moved nor given away also keeps the weights it was built with
-            seen = seen.with_(device=f.device, params=f.params if steady.get(name) == CPU else None)
+            seen = seen.with_(device=f.device, params=f.params if steady == CPU else None)
         env[name] = seen
     return env
 
@@ -331,7 +331,6 @@ def _steady_names(scan: _Scan, scopes: list[_Scope]) -> dict[str, Device]:
     (a helper or a wrapper may move what it is given)."""
     top = scopes[0]
     seen: dict[str, set[Optional[Device]]] = {}
-    given = _given(scopes)
     for small in top.smalls:  # `netG = Generator().to(device)`
         value = getattr(small, "value", None)
         if type(small) is cst.Assign and len(small.targets) == 1 and type(small.targets[0].target) is cst.Name \
@@ -352,11 +351,21 @@ def _steady_names(scan: _Scan, scopes: list[_Scope]) -> dict[str, Device]:
                 if scope is not top and (name in scope.assigned or name in scope.params):
                     continue
                 seen.setdefault(name, set()).add(scan.move_device(node, func.attr.value, scope))
-    steady = {name: dev for name, devs in seen.items() if len(devs) == 1 and name in top.assigned
-              and name not in given for dev in devs if dev is not None and dev != CPU}
-    for name in _only_run(scan.module) & set(top.assigned):
-        steady.setdefault(name, CPU)
-    return steady
+    given = _given(scopes) if seen else set()
+    return {name: dev for name, devs in seen.items() if len(devs) == 1 and name in top.assigned
+            and name not in given for dev in devs if dev is not None and dev != CPU}
+
+
+def _steady_device(model: SemanticModel, name: str) -> Optional[Device]:
+    """The device ``model.steady_devices`` gives ``name``, or the CPU for a module-level name the
+    file only runs (:func:`_only_run`, found on the first question of a file, as few files bind
+    a module at module level)."""
+    found = model.steady_devices.get(name)
+    if found is not None or model.tree is None or name not in model.top_assigned:
+        return found
+    if model.only_run is None:
+        model.only_run = frozenset(_only_run(model.tree))
+    return CPU if name in model.only_run else None
 
 
 def _given(scopes: list[_Scope]) -> set[str]:
@@ -457,6 +466,8 @@ def scan_placements(model: SemanticModel, module: cst.Module, text: str) -> None
     model.custom_collate = "collate_fn" in text
     model.custom_transform = "Lambda(" in text
     model.steady_devices = _steady_names(_Scan(model, module, text, {}), scopes)
+    model.top_assigned = frozenset(scopes[0].assigned)
+    model.only_run = None
     if ".cuda(" not in text and ".to(" not in text:
         return
     saved = model.classes
@@ -486,7 +497,7 @@ def scan_placements(model: SemanticModel, module: cst.Module, text: str) -> None
     given = _given(scopes) if by_class else set()
     for name in scan.top.assigned:  # `model = Net()` bound once, its class moved to one device only
         held = scan.instance_class(cst.Name(name), scan.top) if name not in given else None
-        if held and held in by_class and name not in model.steady_devices:
+        if held and held in by_class and _steady_device(model, name) is None:
             model.steady_devices[name] = by_class[held]
     if not direct:
         return

@@ -16,7 +16,7 @@ from shapecheck.semantic.eval.declared_numbers import rebound_names
 from shapecheck.semantic.syntax import all_params, sub_blocks, target_names, with_targets
 from shapecheck.semantic.walk import walk
 
-__all__ = ["branch_values", "module_value", "side_assignments", "unchanged_between", "value_before"]
+__all__ = ["branch_values", "forget_indexes", "module_value", "side_assignments", "unchanged_between", "value_before"]
 
 
 #: per statement (kept alive with it): the names it binds; per function body: the path of every
@@ -24,6 +24,14 @@ __all__ = ["branch_values", "module_value", "side_assignments", "unchanged_betwe
 _BOUND: dict[int, tuple[cst.CSTNode, frozenset[str]]] = {}
 _PATHS: dict[int, tuple[Sequence[cst.CSTNode], dict[int, list[tuple[Sequence[cst.CSTNode], int]]]]] = {}
 _LIMIT = 50_000
+
+
+def forget_indexes() -> None:
+    """Drop the remembered paths and bound names (and the syntax trees they keep alive) once a
+    file is done."""
+    _BOUND.clear()
+    _PATHS.clear()
+    _SIDES.clear()
 
 
 def _bound_names(stmt: cst.CSTNode) -> frozenset[str]:
