@@ -9,7 +9,7 @@ import libcst as cst
 
 from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.messages import short
-from shapecheck.rules.shape.bound_values import branch_values
+from shapecheck.rules.shape.bound_values import branch_values, side_assignments
 from shapecheck.rules.helpers.operators import COMPARISON_OPERATORS
 from shapecheck.semantic.facts import MODULE, TENSOR, TUPLE
 from shapecheck.semantic.torch_api import (
@@ -114,8 +114,8 @@ scores = best * 2
 
     def visit_Assign(self, node: cst.Assign, ctx) -> None:
         """Remember a pair bound to a name, for a use after an ``if`` whose one side bound it."""
-        if len(node.targets) == 1 and type(node.targets[0].target) is cst.Name \
-                and ctx.fact(node.value).kind == TUPLE:
+        if len(node.targets) == 1 and type(node.targets[0].target) is cst.Name and ctx.function is not None \
+                and id(node) in side_assignments(ctx.function) and ctx.fact(node.value).kind == TUPLE:
             if len(self._pair_values) > 4096:
                 self._pair_values.clear()
             self._pair_values[id(node.value)] = node.value
