@@ -53,6 +53,20 @@ def one(code: str) -> Fact:
     return seen[0][0]
 
 
+def assert_layout_matches_torch(expr: str, layout: str, strides: tuple) -> None:
+    """The revealed layout and strides of ``expr`` (a torch expression) are ``layout`` and
+    ``strides``, and torch, running ``expr``, agrees (skipped without torch)."""
+    import pytest
+
+    torch = pytest.importorskip("torch")
+    f = one(f"import torch\nreveal({expr})\n")
+    assert f.layout == layout
+    assert f.strides == strides
+    real = eval(expr, {"torch": torch})
+    assert tuple(real.stride()) == strides
+    assert real.is_contiguous() == (layout == "contiguous")
+
+
 def shape(code: str) -> str:
     """The shape at the one ``reveal(...)`` of ``code``, formatted, or ``"unknown"``."""
     f = one(code)

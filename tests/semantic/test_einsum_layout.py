@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from semantic_probe import one
+from semantic_probe import assert_layout_matches_torch, one
 
 from shapecheck.engine.runner import lint_text
 from shapecheck.rules.catalog import get_rule
@@ -31,13 +31,7 @@ SC101 = get_rule("SC101")
     ],
 )
 def test_exact_strides_match_torch(expr, layout, strides):
-    torch = pytest.importorskip("torch")
-    f = one(f"import torch\nreveal({expr})\n")
-    assert f.layout == layout
-    assert f.strides == strides
-    real = eval(expr, {"torch": torch})
-    assert tuple(real.stride()) == strides
-    assert real.is_contiguous() == (layout == "contiguous")
+    assert_layout_matches_torch(expr, layout, strides)
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from semantic_probe import one
+from semantic_probe import assert_layout_matches_torch, one
 
 from shapecheck.engine.runner import lint_text
 from shapecheck.rules.catalog import get_rule
@@ -29,13 +29,7 @@ from shapecheck.rules.catalog import get_rule
     ],
 )
 def test_exact_strides_match_torch(expr, layout, strides):
-    torch = pytest.importorskip("torch")
-    f = one(f"import torch\nreveal({expr})\n")
-    assert f.layout == layout
-    assert f.strides == strides
-    real = eval(expr, {"torch": torch})
-    assert tuple(real.stride()) == strides
-    assert real.is_contiguous() == (layout == "contiguous")
+    assert_layout_matches_torch(expr, layout, strides)
 
 
 def test_unknown_shapes_track_moved_dims():

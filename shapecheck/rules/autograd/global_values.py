@@ -11,7 +11,7 @@ from __future__ import annotations
 import libcst as cst
 
 from shapecheck.rules.helpers.fix_safety import FREE, name_scope, place_of
-from shapecheck.semantic.syntax import sub_blocks
+from shapecheck.semantic.syntax import sub_blocks, target_names
 
 #: module-level statements that bind a name without a value the linter can read
 _OTHER_BINDINGS = (cst.AugAssign, cst.AnnAssign, cst.For, cst.With, cst.Import, cst.ImportFrom,
@@ -51,7 +51,7 @@ def _module_assignments(module: cst.Module, name: str) -> tuple[cst.BaseExpressi
         if type(stmt) is cst.SimpleStatementLine:
             for small in stmt.body:
                 if type(small) is cst.Assign:
-                    hits = [t for t in small.targets if _binds(t.target, name)]
+                    hits = [t for t in small.targets if name in target_names(t.target)]
                     if any(type(t.target) is not cst.Name for t in hits):
                         return ()
                     if hits:
@@ -67,15 +67,6 @@ def _module_assignments(module: cst.Module, name: str) -> tuple[cst.BaseExpressi
             for block in sub_blocks(stmt):
                 stack.extend(block)
     return tuple(values)
-
-
-def _binds(target: cst.BaseExpression, name: str) -> bool:
-    """The assignment target ``target`` binds ``name`` (alone or inside a tuple or list)."""
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return any(_binds(e.value, name) for e in target.elements)
-    if type(target) is cst.StarredElement:
-        return _binds(target.value, name)
-    return type(target) is cst.Name and target.value == name
 
 
 def _names_in(node: cst.CSTNode) -> set[str]:

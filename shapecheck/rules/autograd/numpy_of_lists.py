@@ -12,8 +12,8 @@ from typing import Optional
 
 import libcst as cst
 
-from shapecheck.rules.helpers.calls import method_call, positional
-from shapecheck.rules.pitfall.appended_lists import only_appended, plain_append
+from shapecheck.rules.helpers.calls import positional
+from shapecheck.rules.pitfall.appended_lists import local_append, only_appended, plain_append
 
 #: NumPy functions that convert a list argument into one array
 LIST_READERS = frozenset({
@@ -31,14 +31,12 @@ class GradAppends:
 
     def record(self, node: cst.Call, ctx) -> None:
         """Remember ``xs.append(t)`` in a function when ``t`` requires grad."""
-        call = method_call(node)
-        if call is None or call[1] != "append" or type(call[0]) is not cst.Name or ctx.function is None:
+        append = local_append(node, ctx)
+        if append is None:
             return
-        if len(node.args) != 1 or node.args[0].keyword is not None or node.args[0].star:
-            return
-        fact = ctx.fact(node.args[0].value)
+        fact = ctx.fact(append[1])
         if fact.is_tensor and fact.requires_grad is True:
-            self._seen.setdefault((id(ctx.function), call[0].value), []).append(node)
+            self._seen.setdefault((id(ctx.function), append[0]), []).append(node)
 
     def grad_item(self, arg: cst.BaseExpression, ctx) -> Optional[cst.BaseExpression]:
         """A tensor that requires grad which the list ``arg`` holds, when it surely holds one."""

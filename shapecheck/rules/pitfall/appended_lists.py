@@ -7,9 +7,22 @@ from typing import Optional
 
 import libcst as cst
 
+from shapecheck.rules.helpers.calls import method_call
+
 
 #: compound statements that run their body unconditionally (loops: once they run at all)
 _PLAIN_BLOCKS = (cst.For, cst.While, cst.With, cst.IndentedBlock, cst.SimpleStatementLine, cst.Expr)
+
+
+def local_append(node: cst.Call, ctx) -> Optional[tuple[str, cst.BaseExpression]]:
+    """``(list name, item)`` for ``name.append(item)`` with one plain positional argument, in a
+    function; else ``None``."""
+    call = method_call(node)
+    if call is None or call[1] != "append" or type(call[0]) is not cst.Name or ctx.function is None:
+        return None
+    if len(node.args) != 1 or node.args[0].keyword is not None or node.args[0].star:
+        return None
+    return call[0].value, node.args[0].value
 
 
 def node_path(root: cst.CSTNode, target: cst.CSTNode) -> Optional[list[cst.CSTNode]]:

@@ -8,8 +8,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from shapecheck.rules.base import Rule, register
-from shapecheck.rules.pitfall.appended_lists import only_appended, plain_append
-from shapecheck.rules.helpers.calls import method_call
+from shapecheck.rules.pitfall.appended_lists import local_append, only_appended, plain_append
 from shapecheck.rules.helpers.element_count import several_elements_of
 from shapecheck.rules.helpers.messages import short
 from shapecheck.rules.helpers.tensors import tensor_fact
@@ -89,16 +88,14 @@ all_out = torch.stack(outputs)
         self._appended: dict[tuple[int, str], list[tuple[cst.Call, str, Optional[str]]]] = {}
 
     def _record_append(self, node: cst.Call, ctx) -> None:
-        call = method_call(node)
-        if call is None or call[1] != "append" or type(call[0]) is not cst.Name or ctx.function is None:
+        append = local_append(node, ctx)
+        if append is None:
             return
-        if len(node.args) != 1 or node.args[0].keyword is not None or node.args[0].star:
-            return
-        item = node.args[0].value
+        item = append[1]
         name = short(ctx, item)
         found = several_elements_of(ctx, item, name)
         if found is not None:
-            key = (id(ctx.function), call[0].value)
+            key = (id(ctx.function), append[0])
             self._appended.setdefault(key, []).append((node, found[0], found[1]))
 
     def _items(self, arg: cst.BaseExpression, ctx) -> Iterator[tuple[cst.CSTNode, str, str, Optional[str]]]:
