@@ -7,8 +7,10 @@ operands with the index that disagrees, or the shapes right-aligned in a table w
 column marked.
 
 Each class also inherits from the builtin exception that torch raises for the same fault
-(``ValueError`` for a spec that does not parse, ``RuntimeError`` for shapes and devices), so that
-``except`` clauses written against torch keep working. ``EinsumShapeError`` is a ``ValueError``
+(``RuntimeError`` for shapes and devices), so that ``except`` clauses written against torch keep
+working. ``EinsumSyntaxError`` is both a ``ValueError`` and a ``RuntimeError`` (the
+former for code written against earlier shapecheck releases, the latter because ``torch.einsum``
+raises it for a spec that does not parse). ``EinsumShapeError`` is a ``ValueError``
 too, because torch reports shape faults of einsums with three or more operands through
 opt_einsum, which raises ``ValueError``.
 
@@ -81,7 +83,7 @@ def _rebuild(cls, state):
     return err
 
 
-class EinsumSyntaxError(ShapeCheckError, ValueError):
+class EinsumSyntaxError(ShapeCheckError, ValueError, RuntimeError):
     """An einsum spec that does not parse: ``.spec``, ``.position`` (0-based index into the spec,
     or ``None``); rendered as the spec with a caret under ``.position``."""
 

@@ -13,7 +13,15 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-import torch
+try:
+    import torch
+except ImportError as exc:  # the linter installs without torch; the runtime API needs it
+    raise ImportError(
+        "shapecheck's runtime API (shapecheck.einsum, check, assert_shape, broadcast_shapes) needs "
+        "PyTorch, which is not installed: install the `runtime` extra, e.g. "
+        "`pip install 'torch-shapecheck[runtime]'` (see docs/runtime.md for a CPU-only torch)",
+        name=exc.name,
+    ) from exc
 
 from shapecheck import broadcast as _broadcast
 from shapecheck.errors import (

@@ -19,6 +19,7 @@ from shapecheck.rules.api import Context
 from shapecheck.rules.base import Finding, Fix, Rule
 from shapecheck.rules.shape.bound_values import forget_indexes
 from shapecheck.semantic.backward_saves import SaveRecord
+from shapecheck.semantic.call_arguments import passed_argument
 from shapecheck.semantic.branch_facts import Branch, under_branches
 from shapecheck.semantic.evaluator import Evaluator
 from shapecheck.semantic.evidence import forget_scans
@@ -169,6 +170,16 @@ class RuleContext:
         """The source text of ``node``, for messages."""
         return self.module.code_for_node(node)
 
+    def call_site_arguments(self, name: str) -> Optional[list[cst.BaseExpression]]:
+        """In a walk of a function with the facts of its call sites: the expressions those calls
+        pass to its parameter ``name``; ``None`` in a plain walk, in another function, or when
+        a call passes none explicitly."""
+        context = getattr(self._interpreter, "context", None)
+        if context is None or self.function is not context.callee.node:
+            return None
+        found = [passed_argument(context.callee, call, name) for call in context.calls]
+        return [a for a in found if a is not None] if all(a is not None for a in found) and found else None
+
     def is_tensor(self, expr: cst.CSTNode) -> bool:
         """True when ``expr`` is known to be a tensor."""
         return self.fact(expr).kind == TENSOR
@@ -193,6 +204,11 @@ class RuleContext:
     def call_effects(self, call: cst.Call) -> Optional[Effects]:
         """What the callee of ``call`` does to gradients, when it is known."""
         return call_effects(self._model, call)
+
+    def local_callee(self, call: cst.Call) -> Optional[cst.FunctionDef]:
+        """The function or method of this file that ``call`` runs, when it is known."""
+        callee = resolve_call(self._model, call)
+        return callee.node if callee is not None and callee.home is None else None
 
     def only_reads(self, call: cst.Call, arg: cst.BaseExpression) -> bool:
         """The callee of ``call`` only reads the parameter ``arg`` is passed to."""
@@ -242,6 +258,12 @@ class RuleContext:
     def in_loop(self) -> bool:
         """True inside the body of a loop of the current function."""
         return bool(self._scopes.top.loops)
+
+    def loop_entry_fact(self, name: str) -> Optional[Fact]:
+        """The fact of ``name`` where the innermost loop of the current function was entered."""
+        loop = self.loop
+        entry = self._model.loop_entries.get(id(loop)) if loop is not None else None
+        return entry.get(name) if entry is not None else None
 
     @property
     def statement(self) -> Optional[cst.CSTNode]:

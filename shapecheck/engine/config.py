@@ -26,7 +26,9 @@ from shapecheck.engine.diagnostics import ENGINE_CODES, RuleInfo
 from shapecheck.engine.display import escape, escape_path
 from shapecheck.engine.sources import glob_matches
 
-KNOWN_KEYS = ("select", "ignore", "extend-select", "per-file-ignores", "exclude", "max-file-size")
+KNOWN_KEYS = (
+    "select", "ignore", "extend-select", "per-file-ignores", "exclude", "max-file-size", "respect-gitignore",
+)
 _CODE_PREFIX = re.compile(r"^SC[0-9]{0,3}$")
 #: A config file larger than this is refused (a pyproject.toml is a few kilobytes).
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
@@ -86,6 +88,8 @@ class Settings:
     config_path: Optional[str] = None
     #: files larger than this many bytes are not linted (``None``: the default of guards.py)
     max_file_size: Optional[int] = None
+    #: skip what ``.gitignore``, ``.ignore`` and ``.git/info/exclude`` ignore (``respect-gitignore``)
+    respect_gitignore: bool = True
 
 
 def _describe_type(value: Any) -> str:
@@ -361,6 +365,14 @@ def max_file_size(table: dict, where: str) -> Optional[int]:
     return value
 
 
+def respect_gitignore(table: dict, where: str) -> bool:
+    """The ``respect-gitignore`` of a ``[tool.shapecheck]`` table (default ``true``)."""
+    value = table.get("respect-gitignore", True)
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where}: `respect-gitignore` must be true or false, got {value!r}")
+    return value
+
+
 def build_settings(
     first_path: str,
     config_file: Optional[str],
@@ -392,6 +404,7 @@ def build_settings(
         settings.per_file_ignores = per_file
         settings.exclude = exclude
         settings.max_file_size = max_file_size(table, escape_path(path))
+        settings.respect_gitignore = respect_gitignore(table, escape_path(path))
     cli = Selectors(
         select=None if cli_layer.select is None else [check_selector(s, "--select", rules) for s in cli_layer.select],
         extend_select=[check_selector(s, "--extend-select", rules) for s in cli_layer.extend_select],

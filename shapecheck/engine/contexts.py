@@ -23,9 +23,11 @@ from typing import Any, Optional, Sequence
 
 import libcst as cst
 
+from shapecheck.engine.caller_ranks import at_the_callers, declared_ranks
 from shapecheck.rules.base import Finding
 from shapecheck.semantic.backward_saves import BACKWARD_WORDS, mentions_backward
 from shapecheck.semantic.call_sites import Context, Sites, context_of
+from shapecheck.semantic.config_sizes import concrete_attrs, constructed_sizes, resized_attrs
 from shapecheck.semantic.eval.nn_modules import module_attr
 from shapecheck.semantic.evaluator import INFERENCE_GAPS, Evaluator
 from shapecheck.semantic.facts import MODULE
@@ -49,6 +51,10 @@ class _ContextInterpreter(Interpreter):
     def __init__(self, model: SemanticModel, evaluator: Evaluator, observer: Any, context: Context) -> None:
         super().__init__(model, evaluator, observer)
         self.context = context
+        #: the sizes every construction of the callee's class gives its ``__init__``, and the
+        #: attributes the file resizes in place (they keep their symbols)
+        self.sizes: dict[str, int] = {}
+        self.resized: frozenset[str] = frozenset()
 
     def _entry(self, node: cst.FunctionDef, env: Env, mode: Optional[bool]) -> Optional[bool]:
         if node is not self.context.callee.node:
@@ -64,6 +70,9 @@ class _ContextInterpreter(Interpreter):
             env[first] = receiver  # the instances the calls run on, not every instance of the class
             for key in self.model.class_attrs.get(class_name, {}):
                 env[key] = module_attr(self.evaluator, receiver, key[len("self."):])
+        if class_name is not None and first is not None:
+            external = self.model.external_attrs
+            concrete_attrs(env, self.sizes, external | self.resized if external is not None else None)
         found = scan_function(node, self.model.imports.resolve)
         refine_bindings(env, {name: ev for name, ev in found.at(PARAMETERS).items() if name in self.context.facts})
         return self.context.grad
@@ -81,11 +90,16 @@ def _context_model(base: SemanticModel) -> SemanticModel:
 
 
 def _walk_context(checker: Any, rules: Sequence[Any], context: Context) -> tuple[list[Finding], Sites]:
-    """Walk the callee of ``context`` with fresh rule instances: their findings, and the call
-    sites the walk recorded."""
+    """Walk the callee of ``context`` with fresh rule instances (a rule's ``carry_from(plain)``, when
+    it has one, takes what its instance of the plain walk learnt of the file): their findings, and
+    the call sites the walk recorded."""
     base = checker.model
     defs: Definitions = base.callees
     fresh_rules = [type(r)() for r in rules]
+    for plain, fresh in zip(rules, fresh_rules):
+        carry = getattr(fresh, "carry_from", None)
+        if carry is not None:
+            carry(plain)  # what the rule learnt of the whole file in the plain walk
     inner = type(checker)(checker.module, fresh_rules, checker.text)
     inner.model = model = _context_model(base)
     inner.evaluator = evaluator = Evaluator(model)
@@ -103,6 +117,8 @@ def _walk_context(checker: Any, rules: Sequence[Any], context: Context) -> tuple
     try:
         if callee.class_name is not None:
             info = defs.classes[callee.class_name]
+            interpreter.sizes = constructed_sizes(checker.module, info.node)
+            interpreter.resized = resized_attrs(checker.module)
             rebound: set[str] = set()
             for stmt in info.node.body.body:
                 if isinstance(stmt, cst.FunctionDef) and stmt.name.value != "__init__":
@@ -161,7 +177,7 @@ def context_findings(checker: Any, rules: Sequence[Any]) -> list[tuple[Finding, 
                 continue
             walked[id(fn)] = context
             findings, recorded = _walk_context(checker, rules, context)
-            out.extend((f, context.calls) for f in findings)
+            out.extend(_placed(checker, findings, context))
             for key, calls in recorded.items():
                 recorded_now.setdefault(key, {}).update(calls)
         if not recorded_now:
@@ -169,6 +185,18 @@ def context_findings(checker: Any, rules: Sequence[Any]) -> list[tuple[Finding, 
         for key, calls in recorded_now.items():
             sites.setdefault(key, {}).update(calls)
     return out
+
+
+def _placed(checker: Any, findings: list[Finding], context: Context) -> list[tuple[Finding, tuple[cst.Call, ...]]]:
+    """The findings of a context walk with their calls; those the callers caused by a wrong rank
+    moved to the calls (:mod:`~shapecheck.engine.caller_ranks`)."""
+    ranks = declared_ranks(checker.model.imports.resolve, context.callee.node) if findings else {}
+    if not ranks:
+        return [(f, context.calls) for f in findings]
+    from shapecheck.engine.positions import node_positions
+
+    positions = node_positions(checker.module, [f.node for f in findings])
+    return at_the_callers(findings, context, ranks, lambda node: positions.get(node, (0, 0, 0, 0))[0])
 
 
 def merge_context_findings(module: cst.Module, findings: list[Finding],

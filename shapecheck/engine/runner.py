@@ -15,6 +15,7 @@ import difflib
 import gc
 import hashlib
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
@@ -27,10 +28,15 @@ from shapecheck.engine.config import (
     selected_codes,
 )
 from shapecheck.engine.diagnostics import ENGINE_CODES, INTERNAL_ERROR, PARSE_ERROR, Diagnostic
-from shapecheck.engine.sources import Decoded, SourceError, collect_files, decode_source, display_path, encode_source
+from shapecheck.engine.sources import Decoded, SourceError, decode_source, discover, display_path, encode_source
 
 #: Fewer files than this are linted in-process even when ``--jobs`` allows a pool.
 POOL_THRESHOLD = 4
+#: With the default ``--jobs``, fewer bytes to lint than this are linted in-process. Starting a
+#: pool of forked workers costs about 0.1 s here and linting runs at 50-150 KB/s a core, so below
+#: about 1 s of work the pool cannot win by enough to be worth its start and the risk of
+#: contending with other processes (measured on 2 cores; see :func:`auto_workers`).
+POOL_MIN_BYTES = 256 * 1024
 #: A file is re-linted after fixing at most this many times.
 MAX_FIX_PASSES = 10
 
@@ -64,6 +70,10 @@ class LintRun:
     diffs: list[str] = field(default_factory=list)
     #: for stdin in fix mode: the fixed text to print
     stdin_output: Optional[str] = None
+    #: files named on the command line that were not linted, each with why
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    #: (path, line, directive, what is wrong) for each malformed suppression comment
+    noqa_problems: list[tuple[str, int, str, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -125,6 +135,8 @@ class _Linter:
         #: apply unsafe fixes too (``--unsafe-fixes``)
         self.unsafe_fixes = unsafe_fixes
         self.meta = {r.code: (r.name, r.severity) for r in rule_classes}
+        #: the opt-in rule of suppressions that silence nothing is selected
+        self.reports_unused = noqa.UNUSED_NOQA in self.meta
 
     def analyze(self, path: str, text: str, imported: Optional[dict] = None):
         """Parse and analyse ``text``: ``(module, findings, diagnostics)``; ``imported``: the
@@ -175,7 +187,7 @@ class _Linter:
             )
         findings = ctx.findings
         ctx.release()
-        if not findings:
+        if not findings and not self.reports_unused:
             return module, [], diagnostics
         kept_findings, kept = self._position(path, text, module, findings)
         return module, kept_findings, kept + diagnostics
@@ -183,8 +195,10 @@ class _Linter:
     def _position(self, path, text, module, findings):
         from shapecheck.engine.positions import node_positions
 
-        positions = node_positions(module, [f.node for f in findings])
-        table = noqa.suppressions(text)
+        positions = node_positions(module, [f.node for f in findings]) if findings else {}
+        directives = noqa.directives(text)
+        table = noqa.table_of(directives)
+        used: dict[int, set[str]] = {}
         kept_findings, kept = [], []
         seen = set()
         for finding in findings:
@@ -196,7 +210,9 @@ class _Linter:
                 else:
                     line, col = line + delta, offset_col
                 end_line, end_col = line, col + 1
-            if noqa.is_suppressed(table, line, finding.code):
+            silencing = noqa.matching_entries(table, line, finding.code)
+            if silencing:
+                used.setdefault(line, set()).update(silencing)
                 continue
             name, severity = self.meta.get(finding.code) or _rule_meta(finding.code)
             diag = Diagnostic(
@@ -209,6 +225,13 @@ class _Linter:
             seen.add(diag)
             kept.append(diag)
             kept_findings.append(finding)
+        if self.reports_unused:  # after every finding's diagnostic: the fixer pairs them by index
+            from shapecheck.rules.catalog import all_rules
+
+            known = [rule.code for rule in all_rules()]
+            for directive, message in noqa.unused(directives, used, self.meta, known):
+                column = directive.column + 1
+                kept.append(_engine_diagnostic(path, noqa.UNUSED_NOQA, message, directive.line, column))
         return kept_findings, kept
 
     def lint(self, job: FileJob, mode: str) -> FileResult:
@@ -388,6 +411,19 @@ def _run_jobs(
     return [r for r in results if r is not None]
 
 
+def auto_workers(jobs: list[FileJob], cpus: int) -> int:
+    """The workers for the default ``--jobs``: one (in-process) for a small run, else the CPUs
+    that the load average says are idle (at least one), so that the default is never slower
+    than ``--jobs 1`` by paying for a pool that cannot run in parallel."""
+    if len(jobs) <= POOL_THRESHOLD or sum(len(job.data or b"") for job in jobs) < POOL_MIN_BYTES:
+        return 1
+    try:
+        busy = int(os.getloadavg()[0] + 0.5)
+    except (AttributeError, OSError):
+        busy = 0
+    return max(1, min(cpus, cpus - busy + 1))
+
+
 def _lint_in_child(codes: list[str], mode: str, unsafe_fixes: bool, job: FileJob, channel) -> None:
     try:
         _init_worker(codes, mode, unsafe_fixes)
@@ -526,19 +562,22 @@ def run(
     use_cache: bool = True,
     stdin: Optional[tuple[str, bytes]] = None,
     unsafe_fixes: bool = False,
+    auto_jobs: bool = False,
 ) -> LintRun:
     """Lint ``paths`` (or ``stdin``, a ``(display path, bytes)`` pair) under ``settings``.
 
     In ``fix`` mode fixed files are written back (:mod:`shapecheck.engine.writeback`: atomically, and
     only while a file still holds what was linted); in ``diff`` mode the unified diffs
     are returned instead; ``unsafe_fixes`` applies the unsafe fixes too. The cache is used only
-    in check mode.
+    in check mode. With ``auto_jobs`` (the default ``--jobs``), ``jobs`` is the most workers to
+    use and :func:`auto_workers` picks how many.
     """
     from shapecheck.engine.guards import DEFAULT_MAX_FILE_SIZE, FileRefused, read_regular_file, too_large_message
 
     codes = selected_codes(settings)
     limit = settings.max_file_size or DEFAULT_MAX_FILE_SIZE
     work: list[FileJob] = []
+    skipped: list[tuple[str, str]] = []
     if stdin is not None:
         display, data = stdin
         if len(data) > limit:
@@ -546,7 +585,8 @@ def run(
         else:
             work.append(FileJob(display, data, ignore=tuple(ignored_for_path(settings, display))))
     else:
-        files, unreadable = collect_files(paths, settings.exclude, settings.root)
+        found = discover(paths, settings.exclude, settings.root, settings.respect_gitignore)
+        files, unreadable, skipped = found.files, found.unreadable, found.skipped
         for path, why in unreadable:
             work.append(FileJob(path, None, (why, 1, 1)))
         for path in files:
@@ -589,7 +629,8 @@ def run(
         from shapecheck.rules.catalog import get_rule
 
         linter = _Linter([get_rule(code) for code in codes], unsafe_fixes)
-        fresh = _run_jobs(linter, to_lint, mode, jobs, writes.write if writes is not None else None)
+        workers = auto_workers(to_lint, jobs) if auto_jobs else jobs
+        fresh = _run_jobs(linter, to_lint, mode, workers, writes.write if writes is not None else None)
     if cache is not None:
         for result in fresh:
             if result.path in digests:
@@ -597,7 +638,7 @@ def run(
         cache.save()
     results.extend(fresh)
 
-    outcome = LintRun([], files=len(work))
+    outcome = LintRun([], files=len(work), skipped=skipped, noqa_problems=_noqa_problems(work, settings))
     for result in sorted(results, key=lambda r: r.path):
         per_file = list(ignored_for_path(settings, result.path))
         if result.fixed_text is None:
@@ -624,10 +665,61 @@ def run(
     return outcome
 
 
+_DIRECTIVE_BYTES = re.compile(rb"#\s*(?:noqa|shapecheck:)", re.I)
+
+
+def _noqa_problems(work: list[FileJob], settings: Settings) -> list[tuple[str, int, str, str]]:
+    """The malformed suppression comments of the files read (whether linted or cached)."""
+    known = [r.code for r in settings.rules] + list(ENGINE_CODES)
+    found: list[tuple[str, int, str, str]] = []
+    for job in work:
+        if job.data is None or _DIRECTIVE_BYTES.search(job.data) is None:
+            continue
+        try:
+            text = decode_source(job.data).text
+        except SourceError:
+            continue
+        found.extend((job.path, line, directive, why) for line, directive, why in noqa.problems(text, known))
+    return found
+
+
 def lint_text(text: str, rule_classes: list, path: str = "<string>") -> list[Diagnostic]:
     """Diagnostics for one source string under the given rule classes (noqa applied)."""
     result = _Linter(rule_classes).lint(FileJob(path, text.encode("utf-8")), MODE_CHECK)
     return sorted(result.diagnostics, key=Diagnostic.sort_key)
+
+
+@dataclass(frozen=True)
+class FixEdit:
+    """One finding's safe fix as a text edit: the 1-based region it replaces (end exclusive)
+    and the text that goes there."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    text: str
+
+
+def fix_edits(text: str, rule_classes: list, path: str = "<string>") -> dict[tuple[int, int, str], FixEdit]:
+    """The safe fix of each finding of ``rule_classes`` in ``text``, by the finding's
+    ``(line, column, code)`` (as its :class:`Diagnostic` has them); for reports that carry fixes."""
+    from shapecheck.engine.positions import node_positions
+
+    module, findings, diagnostics = _Linter(rule_classes).analyze(path, text)
+    if module is None:
+        return {}
+    fixed = [(f, d) for f, d in zip(findings, diagnostics) if f.fix is not None and f.fix.safe]
+    spans = node_positions(module, [f.fix.node for f, _ in fixed])
+    edits = {}
+    for finding, diag in fixed:
+        span = spans.get(finding.fix.node)
+        if span is None:
+            continue
+        line, col, end_line, end_col = span
+        new = module.code_for_node(finding.fix.replacement)
+        edits[(diag.line, diag.column, diag.code)] = FixEdit(line, col + 1, end_line, end_col + 1, new)
+    return edits
 
 
 def fix_text(
@@ -646,6 +738,8 @@ __all__ = [
     "MODE_CHECK",
     "MODE_DIFF",
     "MODE_FIX",
+    "FixEdit",
+    "fix_edits",
     "fix_text",
     "lint_text",
     "run",

@@ -1,9 +1,10 @@
 """Finding the Python files to lint, and reading them the way Python does.
 
-Discovery walks the given paths, skips version-control, cache, build and virtualenv folders and
-the configured ``exclude`` globs. Decoding follows PEP 263 (a coding cookie on line 1 or 2) and
-honours a UTF-8 byte-order mark, like the interpreter; a file in UTF-16 or UTF-32 (which Python
-cannot run either) is reported as such rather than as binary.
+Discovery walks the given paths, skips version-control, cache, build and virtualenv folders,
+the configured ``exclude`` globs and what ``.gitignore``/``.ignore`` files ignore. Decoding
+follows PEP 263 (a coding cookie on line 1 or 2) and honours a UTF-8 byte-order mark, like the
+interpreter; a file in UTF-16 or UTF-32 (which Python cannot run either) is reported as such
+rather than as binary.
 """
 
 from __future__ import annotations
@@ -13,7 +14,10 @@ import io
 import os
 import tokenize
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Optional, Sequence
+from typing import TYPE_CHECKING, Iterable, Iterator, Optional, Sequence
+
+if TYPE_CHECKING:
+    from shapecheck.engine.ignore_files import IgnoreRules
 
 #: Folder names that are never linted: VCS metadata, caches, build output, virtualenvs.
 SKIPPED_DIRS = frozenset(
@@ -93,39 +97,89 @@ def read_error(exc: OSError) -> str:
     return f"cannot read: {(exc.strerror or str(exc)).lower()}"
 
 
-def collect_files(
-    paths: Iterable[str], excludes: Sequence[str] = (), root: Optional[str] = None
-) -> tuple[list[str], list[tuple[str, str]]]:
-    """The ``.py`` files under ``paths``, sorted, and the paths that cannot be read, each with
-    why (``"cannot read: no such file or directory"``, an unreadable folder's
-    ``"cannot read: permission denied"``).
+#: Suffixes of the files a folder walk lints.
+PYTHON_SUFFIXES = (".py", ".pyi")
 
-    A file named explicitly is linted whatever its suffix, unless an exclude glob matches it.
-    Anything under a folder with a ``.py`` name that is not a folder is returned as a file, even
-    a FIFO or a device: reading checks what it is (see :mod:`shapecheck.engine.guards`).
-    Returned paths are as given (normalised, with ``/``), so output stays relative.
+
+@dataclass
+class Discovery:
+    """What :func:`discover` found: the files to lint (sorted), the paths that cannot be read
+    and the files named on the command line that are not linted, each with why."""
+
+    files: list[str]
+    unreadable: list[tuple[str, str]]
+    skipped: list[tuple[str, str]]
+
+
+def skip_reason(path: str) -> Optional[str]:
+    """Why a file named on the command line is not linted (``None``: it is): a suffix other
+    than ``.py``/``.pyi``. A file without a suffix (a script) is linted."""
+    suffix = os.path.splitext(os.path.basename(path))[1].lower()
+    if not suffix or suffix in PYTHON_SUFFIXES:
+        return None
+    if suffix == ".ipynb":
+        return "notebooks are not linted yet"
+    return f"not a Python file ({suffix}); only .py and .pyi files are linted"
+
+
+def discover(
+    paths: Iterable[str], excludes: Sequence[str] = (), root: Optional[str] = None,
+    respect_ignore_files: bool = True,
+) -> Discovery:
+    """The files to lint under ``paths`` (see :class:`Discovery`).
+
+    A folder is walked for ``.py`` and ``.pyi`` files, skipping the exclude globs and, with
+    ``respect_ignore_files``, what ``.gitignore``, ``.ignore`` and ``.git/info/exclude`` ignore
+    (:mod:`shapecheck.engine.ignore_files`). A file named explicitly is linted even when an
+    ignore file ignores it (as ruff does), unless an exclude glob matches it or its suffix is
+    not Python's (:func:`skip_reason`). Anything under a folder with a ``.py`` name that is not a
+    folder is returned as a file, even a FIFO or a device: reading checks what it is (see
+    :mod:`shapecheck.engine.guards`). Returned paths are as given (normalised, with ``/``).
     """
     root = root or os.getcwd()
     found: set[str] = set()
     unreadable: list[tuple[str, str]] = []
+    skipped: list[tuple[str, str]] = []
     for given in paths:
         if os.path.isdir(given):
-            for file in _walk(given, excludes, root, unreadable):
+            for file in _walk(given, excludes, root, unreadable, respect_ignore_files):
                 found.add(display_path(file))
         elif os.path.exists(given):
-            if not _excluded(given, excludes, root):
+            if _excluded(given, excludes, root):
+                continue
+            why = skip_reason(given)
+            if why is None:
                 found.add(display_path(given))
+            else:
+                skipped.append((display_path(given), why))
         else:
             unreadable.append((given, "cannot read: no such file or directory"))
-    return sorted(found), unreadable
+    return Discovery(sorted(found), unreadable, skipped)
 
 
-def _walk(top: str, excludes: Sequence[str], root: str, unreadable: list[tuple[str, str]]) -> Iterator[str]:
+def collect_files(
+    paths: Iterable[str], excludes: Sequence[str] = (), root: Optional[str] = None
+) -> tuple[list[str], list[tuple[str, str]]]:
+    """The files to lint under ``paths``, sorted, and the paths that cannot be read, each with
+    why (``"cannot read: no such file or directory"``); see :func:`discover`."""
+    found = discover(paths, excludes, root)
+    return found.files, found.unreadable
+
+
+def _walk(
+    top: str, excludes: Sequence[str], root: str, unreadable: list[tuple[str, str]], respect_ignore_files: bool,
+) -> Iterator[str]:
     def folder_error(exc: OSError) -> None:
         if exc.filename is not None:
             unreadable.append((display_path(exc.filename), read_error(exc)))
 
+    rules: dict[str, IgnoreRules] = {}
+    if respect_ignore_files:
+        from shapecheck.engine.ignore_files import IgnoreRules
+
+        rules[os.path.normpath(top)] = IgnoreRules.for_folder(top)
     for dirpath, dirnames, filenames in os.walk(top, onerror=folder_error):
+        here = rules.pop(os.path.normpath(dirpath), None) if respect_ignore_files else None
         keep = []
         for name in sorted(dirnames):
             full = os.path.join(dirpath, name)
@@ -133,13 +187,20 @@ def _walk(top: str, excludes: Sequence[str], root: str, unreadable: list[tuple[s
                 continue
             if _excluded(full, excludes, root):
                 continue
+            if here is not None:
+                if here.ignored(full, True):
+                    continue
+                rules[os.path.normpath(full)] = here.enter(full)
             keep.append(name)
         dirnames[:] = keep
         for name in sorted(filenames):
-            if name.endswith((".py", ".pyi")):
+            if name.endswith(PYTHON_SUFFIXES):
                 full = os.path.join(dirpath, name)
-                if not _excluded(full, excludes, root):
-                    yield full
+                if _excluded(full, excludes, root):
+                    continue
+                if here is not None and here.ignored(full, False):
+                    continue
+                yield full
 
 
 def _line_col(data: bytes, index: int) -> tuple[int, int]:

@@ -16,7 +16,8 @@ import os
 import sys
 from typing import Optional, TextIO
 
-from shapecheck.engine.display import escape
+from shapecheck.engine.display import escape, escape_path
+from shapecheck.frontends import lint_gating
 from shapecheck.version import __version__
 
 EXIT_OK = 0
@@ -99,8 +100,12 @@ def build_parser() -> argparse.ArgumentParser:
     lint.add_argument("--ignore", action="append", metavar="CODES", help="leave these rules out")
     lint.add_argument("--exclude", action="append", metavar="GLOB", default=[],
                       help="also skip files and folders matching GLOB")
-    lint.add_argument("--format", "--output-format", dest="format", default="text",
-                      choices=["text", "json", "sarif", "github"], help="output format (default: text)")
+    lint.add_argument("--format", "--output-format", dest="format", default="full", metavar="FORMAT",
+                      choices=["full", "concise", "json", "sarif", "github", "text"],
+                      help="full (default: source line and explanation), concise (one line a problem), "
+                           "json, sarif, github; text is the old name of full")
+    lint.add_argument("--output-file", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
+    lint.add_argument("--quiet", "-q", action="store_true", help="print the problems only, no summary line")
     lint.add_argument("--fix", action="store_true", help="apply the safe fixes, writing files atomically")
     lint.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; change nothing")
     lint.add_argument("--unsafe-fixes", action="store_true",
@@ -114,6 +119,9 @@ def build_parser() -> argparse.ArgumentParser:
     lint.add_argument("--max-file-size", type=_positive_int, default=None, metavar="BYTES",
                       help="skip (and report) files larger than this (default: 2 MiB)")
     lint.add_argument("--stdin-filename", metavar="PATH", help="the path to report (and configure) for stdin")
+    lint.add_argument("--no-respect-gitignore", dest="respect_gitignore", action="store_false", default=None,
+                      help="also lint files that .gitignore, .ignore or .git/info/exclude ignore")
+    lint_gating.add_arguments(lint)
 
     rule = commands.add_parser("rule", help="show a rule's documentation",
                                description="Print the documentation of a rule, or list every rule.")
@@ -134,7 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _lint(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from shapecheck.engine import runner as engine
     from shapecheck.engine.config import ConfigError, Selectors, build_settings
-    from shapecheck.frontends.report import format_statistics, render
+    from shapecheck.frontends.lint_output import report_text, write_file
 
     _check_lint_options(args)
     paths = args.paths or ["."]
@@ -161,6 +169,8 @@ def _lint(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise UsageError(str(exc)) from None
     if args.max_file_size is not None:
         settings.max_file_size = args.max_file_size
+    if args.respect_gitignore is not None:
+        settings.respect_gitignore = args.respect_gitignore
     mode = engine.MODE_DIFF if args.diff else engine.MODE_FIX if args.fix else engine.MODE_CHECK
     stdin = None
     if stdin_mode:
@@ -175,11 +185,15 @@ def _lint(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         use_cache=not args.no_cache,
         stdin=stdin,
         unsafe_fixes=args.unsafe_fixes,
+        auto_jobs=args.jobs is None,
     )
     diagnostics = result.diagnostics
     from shapecheck.engine.diagnostics import ENGINE_CODES
 
     broken = any(d.code in ENGINE_CODES for d in diagnostics)
+    if args.add_noqa:
+        written = lint_gating.add_noqa_comments(diagnostics, lambda text: _write(text, err))
+        return EXIT_ERROR if broken or not written else EXIT_OK
     if mode == engine.MODE_DIFF:
         _write("".join(result.diffs), out)
         fixable = result.fixes_applied
@@ -191,15 +205,28 @@ def _lint(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if stdin is not None and mode == engine.MODE_FIX:
         _write(result.stdin_output or "", out)
         report_stream = err
-    if args.statistics:
-        _write(format_statistics(diagnostics), report_stream)
+    to_file = args.output_file is not None
+    if stdin is not None and mode == engine.MODE_FIX:  # the lines the remaining problems are on
+        stdin = (stdin[0], (result.stdin_output or "").encode("utf-8", "surrogateescape"))
+    report = report_text(args, diagnostics, result.fixes_applied, mode == engine.MODE_FIX,
+                         None if to_file else report_stream, stdin)
+    if to_file:
+        try:
+            write_file(args.output_file, report)
+        except OSError as exc:
+            raise OutputError(f"{args.output_file}: {exc.strerror or exc}") from None
     else:
-        _write(render(args.format, diagnostics, result.fixes_applied, mode == engine.MODE_FIX), report_stream)
+        _write(report, report_stream)
+    for path, why in result.skipped:
+        _write(f"warning: skipped {escape_path(path)}: {why}\n", err)
+    for path, line, directive, why in result.noqa_problems:
+        _write(f"warning: {escape_path(path)}:{line}: `{escape(directive)}`: {why}; "
+               f"it silences only the valid codes it names\n", err)
     if result.files == 0 and stdin is None:
         _write("warning: no Python files found\n", err)
     if broken:
         return EXIT_ERROR
-    if diagnostics and not args.exit_zero:
+    if lint_gating.fails(diagnostics, args.severity) and not args.exit_zero:
         return EXIT_FOUND
     return EXIT_OK
 
@@ -208,12 +235,17 @@ def _check_lint_options(args: argparse.Namespace) -> None:
     """Refuse combinations of ``lint`` options that would silently do less than asked."""
     if args.fix and args.diff:
         raise UsageError("--fix and --diff cannot be combined: --diff shows the fixes without writing them")
+    if lint_gating.check_options(args):
+        raise UsageError(lint_gating.check_options(args))
     if args.unsafe_fixes and not (args.fix or args.diff):
         raise UsageError("--unsafe-fixes needs --fix or --diff: it says which fixes those apply")
     if args.statistics and args.diff:
         raise UsageError("--statistics and --diff cannot be combined: --diff prints the fixes, not a report")
-    if args.statistics and args.format != "text":
-        raise UsageError(f"--statistics prints a text summary; it cannot be combined with --format {args.format}")
+    if args.statistics and args.format in ("sarif", "github"):
+        raise UsageError(f"--statistics prints counts as text or json; it cannot be combined with "
+                         f"--output-format {args.format}")
+    if args.output_file == "":
+        raise UsageError("--output-file needs a file name")
     if args.config == "":
         raise UsageError("--config needs a file name")
     if "" in args.paths:
@@ -240,16 +272,17 @@ def _read_stdin() -> bytes:
 
 def _rule(args: argparse.Namespace, out: TextIO) -> int:
     from shapecheck.frontends.docs import rule_listing, rule_page
-    from shapecheck.rules.catalog import all_rules, get_rule
+    from shapecheck.frontends.engine_codes import documented_codes, engine_code
+    from shapecheck.rules.catalog import get_rule
 
     if args.all:
         if args.rule:
             raise UsageError("give a rule or --all, not both")
-        _write(rule_listing(all_rules()), out)
+        _write(rule_listing(documented_codes()), out)
         return EXIT_OK
     if not args.rule:
         raise UsageError("name a rule (code or name), or use --all")
-    rule = get_rule(args.rule)
+    rule = get_rule(args.rule) or engine_code(args.rule)
     if rule is None:
         raise UsageError(f"unknown rule `{args.rule}` (see `shapecheck rule --all`)")
     _write(rule_page(rule), out)

@@ -76,7 +76,7 @@ def replace_table(readme: str, table: str) -> Optional[str]:
 
 def main(argv: Optional[list[str]] = None) -> int:
     """Regenerate (``--write-readme``) or verify (``--check-readme``) the README's rule table."""
-    from shapecheck.rules.catalog import all_rules
+    from shapecheck.frontends.engine_codes import documented_codes
 
     parser = argparse.ArgumentParser(prog="python -m shapecheck.frontends.docs", description=__doc__.splitlines()[0])
     group = parser.add_mutually_exclusive_group(required=True)
@@ -90,7 +90,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     except OSError as exc:
         print(f"error: cannot read {args.readme}: {exc.strerror or exc}", file=sys.stderr)
         return 2
-    updated = replace_table(current, rule_table(all_rules()))
+    updated = replace_table(current, rule_table(documented_codes()))
     if updated is None:
         print(f"error: {args.readme} has no rule-table markers", file=sys.stderr)
         return 2

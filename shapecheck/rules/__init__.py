@@ -32,6 +32,7 @@ from shapecheck.rules.layout import (
     sc102_view_multiple_inferred,
     sc103_view_size_mismatch,
 )
+from shapecheck.rules.meta import sc998_unused_noqa
 from shapecheck.rules.pitfall import (
     sc601_python_bool_on_tensor,
     sc602_item_on_non_scalar,

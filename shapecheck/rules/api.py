@@ -74,6 +74,11 @@ class Context(Protocol):
         """The source text of a node (for messages; costs a code generation)."""
         ...
 
+    def call_site_arguments(self, name: str) -> Optional[list[cst.BaseExpression]]:
+        """In a walk of a function with the facts of its call sites: the expressions those calls
+        pass to its parameter ``name`` (``None`` in a plain walk, or when one passes none)."""
+        ...
+
     def view_target(self, call: cst.Call) -> Optional[list[Dim]]:
         """The sizes asked of ``x.view(...)``/``x.reshape(...)`` (``-1`` kept, unknown sizes
         ``None``), or ``None`` when they cannot be read (starred arguments, a dtype view)."""
@@ -145,6 +150,12 @@ class Context(Protocol):
         """True inside the body of a loop of the current function."""
         ...
 
+    def loop_entry_fact(self, name: str) -> Optional[Fact]:
+        """The fact of ``name`` (a name or dotted name) where the innermost loop of the current
+        function was entered: its value on the first iteration, until the body rebinds it;
+        ``None`` when unknown."""
+        ...
+
     @property
     def statement(self) -> Optional[cst.CSTNode]:
         """The small statement (or compound statement header) being analysed."""
@@ -184,6 +195,11 @@ class Context(Protocol):
         """What the function or method of this file (or of another file of the run) that
         ``call`` runs does to gradients (clears them, runs ``backward()``), through the helpers
         it calls; ``None`` when the callee is not known."""
+        ...
+
+    def local_callee(self, call: cst.Call) -> Optional[cst.FunctionDef]:
+        """The function or method of this file that ``call`` runs, when the facts prove which one
+        (see :func:`~shapecheck.semantic.summaries.resolve_call`); ``None`` otherwise."""
         ...
 
     def only_reads(self, call: cst.Call, arg: cst.BaseExpression) -> bool:

@@ -3,7 +3,8 @@
 Each assignment starts a new *binding* of its target (``(name, version)``). The state records
 which binding each op saved for its backward pass (a :class:`SaveRecord`), which records the value
 of each binding depends on, the first in-place change of each saved binding, what each binding was
-assigned from, and the first ``backward()`` (that did not retain the graph) run on each binding.
+assigned from, and the first ``backward()`` (that did not retain the graph) run on each binding
+and through each record (a second backward pass through a freed record raises).
 
 The interpreter updates it after the hooks of a statement ran, in statement order, and joins it at
 ``if``/``try``/``match`` and loops as it joins the bindings. A save record stays changed after a
@@ -26,12 +27,14 @@ from typing import Callable, Iterable, Iterator, Optional
 
 import libcst as cst
 
-from shapecheck.semantic.facts import INT, LEAF_REQUIRES_GRAD, MODULE, TENSOR, Fact
+from shapecheck.semantic.backward_targets import WRAPPER_ONLY, method_backward_start
+from shapecheck.semantic.facts import INT, LEAF_REQUIRES_GRAD, MODULE, NON_LEAF, TENSOR, Fact
+from shapecheck.semantic.graph_reads import graph_names_read
 from shapecheck.semantic.inplace import (
     augassign_target, inplace_call_targets, subscript_writes, view_base, written_base,
 )
 from shapecheck.semantic.saved_tensors import (
-    Resolve, below, names_read, saved_roles, saving_op, torch_name,
+    Resolve, below, saved_roles, saving_op, torch_name,
 )
 from shapecheck.semantic.syntax import dotted_name, is_number, positional
 from shapecheck.semantic.torch_api import OTHER, RESULT, SELF
@@ -81,7 +84,7 @@ class _Shared:
 class BackwardSaves:
     """The save records of one scope along the path the walk is on."""
 
-    __slots__ = ("versions", "changed", "backwards", "made", "shared")
+    __slots__ = ("versions", "changed", "backwards", "freed", "made", "shared")
 
     def __init__(self, shared: Optional[_Shared] = None) -> None:
         #: name -> version of its current binding (0: the binding the scope started with)
@@ -90,6 +93,8 @@ class BackwardSaves:
         self.changed: dict[SaveRecord, cst.CSTNode] = {}
         #: binding -> the first ``backward()`` on it that did not retain the graph
         self.backwards: dict[Binding, cst.Call] = {}
+        #: save record -> the first ``backward()`` that went through it without retaining the graph
+        self.freed: dict[SaveRecord, cst.Call] = {}
         #: the save records made on this path
         self.made: set[SaveRecord] = set()
         self.shared = shared if shared is not None else _Shared()
@@ -100,6 +105,7 @@ class BackwardSaves:
         other.versions = dict(self.versions)
         other.changed = dict(self.changed)
         other.backwards = dict(self.backwards)
+        other.freed = dict(self.freed)
         other.made = set(self.made)
         return other
 
@@ -109,10 +115,11 @@ class BackwardSaves:
         return name, self.versions.get(name, 0)
 
     def deps_of(self, expr: cst.BaseExpression) -> set[SaveRecord]:
-        """The save records that the value of ``expr`` depends on (through the names it reads)."""
+        """The save records that the value of ``expr`` depends on (through the names it reads;
+        a read through ``t.detach()``, ``t.data`` or ``t.item()`` carries none of ``t``'s)."""
         found: set[SaveRecord] = set()
         deps = self.shared.deps
-        for name in names_read(expr):
+        for name in graph_names_read(expr):
             found |= deps.get(self.binding(name), frozenset())
         return found
 
@@ -128,8 +135,14 @@ class BackwardSaves:
         return self.shared.assigned_from.get(self.binding(name), ())
 
     def freed_by(self, name: str) -> Optional[cst.Call]:
-        """The ``backward()`` that already ran on the current binding of ``name`` on every path."""
-        return self.backwards.get(self.binding(name))
+        """The ``backward()`` that already ran on the current binding of ``name`` on every path,
+        or through a save record its value depends on (the earliest such record's)."""
+        binding = self.binding(name)
+        found = self.backwards.get(binding)
+        if found is not None or not self.freed:
+            return found
+        freed = [r for r in self.shared.deps.get(binding, ()) if r in self.freed]
+        return self.freed[min(freed, key=lambda r: r.serial)] if freed else None
 
     # ------------------------------------------------------------------ updates
     def rebind(self, name: str, deps: Iterable[SaveRecord], values: tuple[cst.BaseExpression, ...],
@@ -221,6 +234,7 @@ def join_saves(states: list[BackwardSaves], stopped_early: bool = False) -> Back
             if all(r in t.changed or (r not in t.made and not stopped_early) for t in states):
                 out.changed[r] = n
     out.backwards = {b: c for b, c in first.backwards.items() if all(b in s.backwards for s in rest)}
+    out.freed = {r: c for r, c in first.freed.items() if all(r in s.freed for s in rest)}
     return out
 
 
@@ -253,6 +267,9 @@ def record_saves(state: BackwardSaves, expr: cst.BaseExpression, result: Optiona
         else:
             roles = saved_roles(op, self_grad, fact(other_expr).requires_grad)
         if not roles:
+            if op == _MODULE_CALL and _builds_graph(node, fact):
+                graph = ("<graph>", state.shared.next())  # a binding no name has: nothing changes it
+                added.add(state.add_record(" ".join(source(node).split()), graph, GRAPH))
             continue
         text = " ".join(source(node).split())
         element = _is_element(expr, node)
@@ -274,6 +291,8 @@ def record_saves(state: BackwardSaves, expr: cst.BaseExpression, result: Optiona
     return added
 
 
+#: the role of a record that stands for the graph a call of a user's module built (saves unknown)
+GRAPH = "graph"
 #: the op name :func:`_module_call` gives a call of a module
 _MODULE_CALL = "<module call>"
 
@@ -287,6 +306,15 @@ def _module_call(module_roles: Optional[ModuleSaves], node: cst.CSTNode,
     if not args or fact(node.func).kind != MODULE:
         return None
     return _MODULE_CALL, args[0], None
+
+
+def _builds_graph(node: cst.CSTNode, fact: FactOf) -> bool:
+    """``node`` calls a module class of the user (not an ``nn`` layer, whose saves the tables
+    know) and its result requires grad: the call built a graph, with the tensors its layers
+    saved, that a backward pass frees."""
+    module = fact(node.func)  # type: ignore[attr-defined]
+    qual = module.qual or ""
+    return not qual.startswith("torch.") and fact(node).grad == NON_LEAF  # type: ignore[arg-type]
 
 
 def _viewed_tensor(expr: cst.BaseExpression, fact: FactOf) -> Optional[str]:
@@ -375,11 +403,14 @@ class SavesTracker:
             if type(func) is cst.Attribute and func.attr.value == "append" and len(call.args) == 1 \
                     and state.shared.records:
                 self._appended(state, func.value, call.args[0].value, grad_enabled)
-            if type(func) is cst.Attribute and func.attr.value == "backward" \
+            if type(func) is cst.Attribute and func.attr.value in ("backward", *WRAPPER_ONLY) \
                     and torch_name(self.resolve, func) is None and not retains_graph(call):
-                dotted = dotted_name(func.value)
+                start = method_backward_start(call, self.fact)
+                dotted = dotted_name(start) if start is not None else None
                 if dotted is not None:
                     state.backwards.setdefault(state.binding(dotted), call)
+                for record in state.deps_of(start) if start is not None else ():
+                    state.freed.setdefault(record, call)
 
     def _assigned(self, state: BackwardSaves, targets: list[cst.BaseExpression], value: cst.BaseExpression,
                   grad_enabled: Optional[bool], made: Optional[set[SaveRecord]] = None) -> None:

@@ -242,8 +242,11 @@ class Binder:
         method = func.attr.value
         cur = self.fact(func.value)
         if cur.kind == MODULE:
-            if method in ("to", "cuda", "cpu", "requires_grad_"):
+            if method in ("to", "cuda", "cpu", "requires_grad_", "to_empty"):
                 self.set(owner, self.fact(value))
+            elif method == "load_state_dict" and any(
+                    a.keyword is not None and a.keyword.value == "assign" for a in value.args):
+                self.set(owner, cur.with_(device=None))  # `assign=True`: the tensors of the state dict
             held = registered(model, self.fact, value)
             if held is not None:
                 self.set(*held)  # `self.register_buffer("mask", t)`

@@ -30,6 +30,7 @@ import libcst as cst
 
 from shapecheck.semantic.facts import NON_LEAF, TENSOR, Fact
 from shapecheck.semantic.piece_layouts import piece_layout
+from shapecheck.semantic.rank_reads import rank_read
 from shapecheck.semantic.syntax import CallArgs, dotted_name, int_literal, sizes_of
 from shapecheck.semantic.walk import child_nodes, walk
 from shapecheck.semantic.torch_api import (
@@ -89,8 +90,11 @@ class Evidence:
 
 
 TENSOR_USE = Evidence(tensor=True)
+#: tensor methods whose one argument torch accepts only as a tensor (numpy has none of them)
+_TENSOR_ARGUMENT_METHODS = frozenset({"expand_as", "view_as", "reshape_as", "type_as"})
 _NO_EVIDENCE = Evidence()
 POISON = Evidence(poisoned=True)
+RANK_TESTED = Evidence(conflict=True)
 BACKWARD_USE = Evidence(tensor=True, differentiated=True)
 
 
@@ -197,6 +201,10 @@ def method_use(name: str, call: cst.Call) -> Evidence:
             dim = args.pos[0]
         elif dim is None and name == "chunk" and len(args.pos) > 1:
             dim = args.pos[1]
+        if name in REDUCTIONS and isinstance(dim, (cst.Tuple, cst.List)):
+            for e in dim.elements:  # `x.mean((2, 3))`: each axis needs its rank
+                ev = ev + _dim_bound(int_literal(e.value))
+            return ev
         return ev + _dim_bound(int_literal(dim) if dim is not None else None)
     return ev
 
@@ -347,6 +355,9 @@ class _Scanner:
                 self.use(func.value.value, POISON)
             elif qual is None:
                 self.use(func.value.value, method_use(method, node))
+        if qual is None and type(func) is cst.Attribute and func.attr.value in _TENSOR_ARGUMENT_METHODS \
+                and len(node.args) == 1 and type(node.args[0].value) is cst.Name and node.args[0].keyword is None:
+            self.use(node.args[0].value.value, TENSOR_USE)  # `y.expand_as(x)`: torch takes only a tensor
         if qual is None:
             dotted = dotted_name(func)
             if dotted is None or not dotted.startswith(("np.", "numpy.")):
@@ -380,6 +391,10 @@ class _Scanner:
 
     def _comparison(self, node: cst.Comparison) -> None:
         operands = [node.left] + [c.comparator for c in node.comparisons]
+        for o in operands:
+            tested = rank_read(o)
+            if tested is not None:  # `if x.ndim == 2:`: the code takes several ranks, uses bound none
+                self.use(tested, RANK_TESTED)
         if any(type(o) is cst.Name and o.value == "None" for o in operands):
             for o in operands:
                 if type(o) is cst.Name:

@@ -20,8 +20,8 @@ Fields (all optional):
   rank is only bounded from below (``Shape`` with its unknown run at the end), the positions of
   the leading dims; the run lies innermost, in order (see ``semantic.bounded_moves``).
 - ``moved_by``: the op that moved the dims (``".transpose(1, 2)"``), for messages.
-- ``device``: a :class:`Device` (``CPU``, ``CUDA``, ``MPS``, ``MAYBE_CUDA``: cuda when available,
-  else cpu, as ``torch.device("cuda" if torch.cuda.is_available() else "cpu")``), or
+- ``device``: a :class:`Device` (``CPU``, ``CUDA``, ``MPS``, ``META``, ``MAYBE_CUDA``: cuda when
+  available, else cpu, as ``torch.device("cuda" if torch.cuda.is_available() else "cpu")``), or
   :class:`SameDeviceAs` (``x.device`` where ``x``'s device is unknown).
 - ``grad``: a :class:`Grad`: ``LEAF_REQUIRES_GRAD``, ``NON_LEAF`` (computed from a tensor that
   requires grad, with grad mode on), ``NO_GRAD`` (does not require grad).
@@ -112,6 +112,7 @@ class Device(Word):
     CUDA = "cuda"
     MPS = "mps"
     MAYBE_CUDA = "maybe-cuda"  # cuda when available, else cpu
+    META = "meta"  # shapes without data: mixing it with any other device raises
 
 
 class Grad(Word):
@@ -166,6 +167,7 @@ CPU = Device.CPU
 CUDA = Device.CUDA
 MPS = Device.MPS
 MAYBE_CUDA = Device.MAYBE_CUDA
+META = Device.META
 LEAF_REQUIRES_GRAD = Grad.LEAF_REQUIRES_GRAD
 NON_LEAF = Grad.NON_LEAF
 NO_GRAD = Grad.NO_GRAD

@@ -81,11 +81,13 @@ from shapecheck.semantic.bindings import Binder
 from shapecheck.semantic.branch_facts import BranchTable
 from shapecheck.semantic.eval.autograd import NOT_A_GRAD_MODE, grad_mode_of
 from shapecheck.semantic.eval.expressions import loop_element
+from shapecheck.semantic.freeze_flow import forget_fresh_layers, may_freeze
 from shapecheck.semantic.eval.nn_modules import is_module_class
 from shapecheck.semantic.evaluator import INFERENCE_GAPS, Evaluator
 from shapecheck.semantic.evidence import (
     PARAMETERS, FunctionEvidence, after_statement, refine_bindings, scan_function, scan_module,
 )
+from shapecheck.semantic.config_sizes import init_sizes
 from shapecheck.semantic.facts import MODULE, Fact, ParamLoop, fresh
 from shapecheck.semantic.model import SemanticModel
 from shapecheck.semantic.module_state import (
@@ -273,13 +275,17 @@ class Interpreter:
         path.pop()
 
     def _mask(self, node: cst.CSTNode) -> dict[str, Optional[Fact]]:
-        """Hide the outer bindings of names a comprehension or lambda binds."""
+        """Hide the outer bindings of names a comprehension or lambda binds; the variable of a
+        comprehension with one ``for`` is bound to what a loop over its iterable binds."""
         names: list[str] = []
+        element: Optional[Fact] = None
         if type(node) is cst.Lambda:
             for p in all_params(node.params):
                 names.append(p.name.value)
         else:
             comp = node.for_in  # type: ignore[attr-defined]
+            if comp.inner_for_in is None and comp.asynchronous is None and type(comp.target) is cst.Name:
+                element = loop_element(self.evaluator, comp.iter)
             while comp is not None:
                 names.extend(target_names(comp.target))
                 comp = comp.inner_for_in
@@ -287,7 +293,7 @@ class Interpreter:
         saved = {}
         for n in names:
             saved[n] = env.get(n)
-            env[n] = fresh()
+            env[n] = element if element is not None else fresh()
         return saved
 
     def _walk_header(self, node: cst.CSTNode, *parts: object) -> None:
@@ -345,6 +351,9 @@ class Interpreter:
                     self._saves.statement(self.model.scopes.top.saves, small, self._calls,
                                           self.model.grad_enabled)
                 self.binder.small_statement(small)
+                if self.model.params_frozen and self.model.scopes.top.function is not None \
+                        and may_freeze(small, self.fact, self.model.imports.resolve, self.model.env):
+                    forget_fresh_layers(self.model.env)
                 if self._evidence:
                     after_statement(self.fact, small, self.model.env, self._evidence[-1])
             except INFERENCE_GAPS as exc:
@@ -443,7 +452,11 @@ class Interpreter:
             s0 = scope.saves
             scope.saves = s0.copy()
             self._saves_exits.append([])
-            end = one_pass(entry)
+            model.loop_entries[id(node)] = env0
+            try:
+                end = one_pass(entry)
+            finally:
+                model.loop_entries.pop(id(node), None)
             scope.saves = join_saves([s0, scope.saves, *self._saves_exits.pop()])
             entry = merge([entry, end])
         model.loops.pop()
@@ -541,12 +554,17 @@ class Interpreter:
                           node.returns.annotation if node.returns is not None else None)
         method_of = scopes.method_class()
         env = global_bindings(model)
+        sizes: dict[str, Fact] = {}
         if method_of is not None:
             env.update(method_attrs(model, method_of.name.value, node))
+            if node.name.value == "__init__" and model.in_module_class:
+                sizes = init_sizes(method_of.name.value, node, model.imports.resolve)
         for i, p in enumerate(all_params(node.params)):
             f = annotation_fact(p.annotation.annotation if p.annotation else None, model.imports)
+            if f is not None and p.name.value in sizes and f.dim is None:
+                f = f.with_(dim=sizes[p.name.value].dim)  # `n: int`
             if f is None:
-                f = fresh()
+                f = sizes.get(p.name.value) or fresh()
                 if i == 0 and method_of is not None and p.name.value == "self" and model.in_module_class:
                     f = self_fact(model, method_of.name.value, node)
             env[p.name.value] = f

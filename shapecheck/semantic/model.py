@@ -93,6 +93,9 @@ class SemanticModel:
         self.callees: Optional[Definitions] = None
         #: the module being analysed (set when its walk starts)
         self.tree: Optional[cst.Module] = None
+        #: id of a loop statement -> the bindings where the walk last entered it (the facts of
+        #: its first iteration), kept while its visiting pass runs
+        self.loop_entries: dict[int, Env] = {}
 
     # ------------------------------------------------------------------ the current scope
     @property

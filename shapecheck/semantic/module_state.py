@@ -23,7 +23,7 @@ from typing import Callable, Iterator, Optional, Sequence
 import libcst as cst
 
 from shapecheck.semantic.eval.devices import device_string
-from shapecheck.semantic.facts import CPU, CUDA, MAYBE_CUDA, MODULE, MPS, NO_GRAD, TENSOR, Device, Fact
+from shapecheck.semantic.facts import CPU, CUDA, MAYBE_CUDA, META, MODULE, MPS, NO_GRAD, TENSOR, Device, Fact
 from shapecheck.semantic.model import SemanticModel
 from shapecheck.semantic.module_moves import moves_through_calls
 from shapecheck.semantic.syntax import CallArgs, all_params, dotted_name, is_name, sub_blocks
@@ -40,7 +40,7 @@ _CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn
 #: methods whose override changes what moving a module does
 _MOVE_OVERRIDES = frozenset({"to", "cuda", "cpu", "_apply"})
 #: how notes name a device
-_WORDS = {CUDA: "CUDA", MPS: "MPS", MAYBE_CUDA: "CUDA when it is available"}
+_WORDS = {CUDA: "CUDA", MPS: "MPS", META: "the meta device", MAYBE_CUDA: "CUDA when it is available"}
 #: constructions that register what they hold with the module they are assigned to
 _REGISTERING = frozenset({
     "torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer", "torch.nn.parameter.Buffer",
@@ -487,7 +487,7 @@ def scan_placements(model: SemanticModel, module: cst.Module, text: str) -> None
     scan = _Scan(model, module, text, classes)
     scan.top = scopes[0]
     direct: dict[str, tuple[Device, cst.Call, str]] = {}
-    rank = {CUDA: 0, MPS: 1, MAYBE_CUDA: 2}
+    rank = {CUDA: 0, MPS: 1, META: 2, MAYBE_CUDA: 3}
     found = [(cls, dev, call, "") for scope in scopes for cls, dev, call in scan.any_moves(scope)]
     found += list(moves_through_calls(scan, module, scopes, _Scope))
     for cls, dev, call, how in found:

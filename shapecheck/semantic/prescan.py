@@ -9,6 +9,7 @@ from typing import Optional, Sequence
 import libcst as cst
 
 from shapecheck.semantic.annotations import annotation_fact
+from shapecheck.semantic.freeze_flow import FREEZES
 from shapecheck.semantic.imports import ImportTable
 from shapecheck.semantic.model import SemanticModel, Signature
 from shapecheck.semantic.summaries import index_module
@@ -18,14 +19,12 @@ from shapecheck.semantic.torch_api import MODULE_DEVICE_METHODS
 
 _GRAD_SWITCH = re.compile(r"[ \t]*(?:[\w.]+[ \t]*=[ \t]*)?[\w.]*set_grad_enabled\(\s*(?!True\s*\))")
 _WITH_LINE = re.compile(r"[ \t]*(?:async[ \t]+)?with\b")
-#: text that turns ``requires_grad`` off somewhere in a file
-_FREEZES = re.compile(r"\.requires_grad_\((?!\s*\)|\s*True\s*\))|\.requires_grad\s*=(?!=)(?!\s*True\b)")
 
 
 def read_file_flags(model: SemanticModel, text: str) -> None:
     """Set the file-wide flags of ``model`` from the source text (see :class:`SemanticModel`)."""
     model.default_device_set = changes_default_device(text)
-    model.params_frozen = _FREEZES.search(text) is not None
+    model.params_frozen = FREEZES.search(text) is not None
     if switches_grad_off(text):
         model.switch_grad_off_by_default()
 

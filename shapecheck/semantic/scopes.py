@@ -19,6 +19,7 @@ from typing import Callable, Iterable, Optional
 import libcst as cst
 
 from shapecheck.semantic.backward_saves import BackwardSaves
+from shapecheck.semantic.config_sizes import is_config_size
 from shapecheck.semantic.facts import DEVICE, MODULE, OPTIMIZER, TENSOR, LEAF_REQUIRES_GRAD, Fact, join
 from shapecheck.shapes import Shape
 
@@ -180,12 +181,13 @@ def merge(envs: list[Env]) -> Env:
 
 
 def without_symbols(f: Fact) -> Fact:
-    """``f`` with its annotation names made unknown: they mean nothing in another function."""
+    """``f`` with its annotation names made unknown: they mean nothing in another function (the
+    sizes given to ``__init__`` of a module class are kept: the instance holds them)."""
     shape = f.shape
-    if shape is None or not any(isinstance(d, str) for d in shape.dims):
+    if shape is None or not any(isinstance(d, str) and not is_config_size(d) for d in shape.dims):
         return f
-    return f.with_(shape=Shape(tuple(None if isinstance(d, str) else d for d in shape.dims),
-                               shape.rest_at, None))
+    return f.with_(shape=Shape(tuple(None if isinstance(d, str) and not is_config_size(d) else d
+                                     for d in shape.dims), shape.rest_at, None))
 
 
 def global_view(f: Fact) -> Fact:

@@ -424,7 +424,7 @@ def _effects(defs: Definitions, callee: Callee, depth: int) -> Effects:
                 zero = True
             elif last in ("zero_", "fill_") and "grad" in name.split(".")[1:-1]:
                 zero = True
-            elif last == "backward":
+            elif last in ("backward", "manual_backward"):
                 back = True
             elif depth < MAX_DEPTH:
                 inner = _resolve_within(defs, callee, node)

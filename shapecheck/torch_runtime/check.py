@@ -19,6 +19,7 @@ import contextvars
 import functools
 import inspect
 import os
+import sys
 import types
 import typing
 import warnings
@@ -782,7 +783,7 @@ def assert_shape(tensor: Any, dims: str) -> Any:
     bindings.clear()
     bindings.update(before)
     if context is None:
-        binder = Binder("assert_shape()", "", False)
+        binder = Binder("assert_shape()", _caller_location(), False)
     else:
         binder = _context_binder(context[1], context[2], context[3], before)
     try:
@@ -791,6 +792,12 @@ def assert_shape(tensor: Any, dims: str) -> Any:
     except Fault as fault:
         raise fault.error.with_traceback(None) from None
     raise AssertionError("shapecheck: assert_shape(%r) disagrees with its explainer" % dims)
+
+
+def _caller_location() -> str:
+    """``file:line`` of the code that called :func:`assert_shape` (two frames up)."""
+    frame = sys._getframe(2)
+    return "%s:%d" % (frame.f_code.co_filename, frame.f_lineno)
 
 
 def _traced_assert_shape(tensor: Any, dims: str) -> Any:

@@ -21,7 +21,9 @@ from typing import Callable, Sequence
 import torch
 
 from shapecheck import einsum_parser
-from shapecheck.errors import DeviceMismatchError, DtypeMismatchError, EinsumSyntaxError, quote_spec
+from shapecheck.errors import (
+    DeviceMismatchError, DtypeMismatchError, EinsumSyntaxError, ShapeCheckError, quote_spec,
+)
 from shapecheck.torch_runtime.plan import ELLIPSIS, build_source, compile_plan
 
 _PLANS: dict = {}
@@ -62,8 +64,13 @@ def einsum(spec, *operands, form=None):
         else:
             run = _PLANS[_key(spec, operands, form)]
     except (KeyError, AttributeError, TypeError):
+        pass
+    else:
+        return run(*operands)
+    try:
         return _einsum_slow(spec, operands, form)
-    return run(*operands)
+    except ShapeCheckError as err:  # the user's frame is where it went wrong, not ours
+        raise err.with_traceback(None) from err.__cause__
 
 
 def _key(text, operands: Sequence, form=None) -> tuple:

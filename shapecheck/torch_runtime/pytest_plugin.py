@@ -72,6 +72,26 @@ def pytest_report_header(config) -> Optional[str]:
     return "shapecheck: checking shapes in " + ", ".join(finder.packages)
 
 
+def never_imported(packages: Iterable[str]) -> list:
+    """The packages of ``packages`` of which no module was imported in this process."""
+    loaded = list(sys.modules)
+    return [p for p in packages if not any(_matches(name, (p,)) for name in loaded)]
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    """Warn about a package named in ``--shapecheck-packages`` that no test imported: a typo
+    there would otherwise check nothing, silently."""
+    finder = getattr(config, "_shapecheck_finder", None)
+    if finder is None:
+        return
+    for name in never_imported(finder.packages):
+        terminalreporter.write_line(
+            "shapecheck: warning: package %r (from %s) was never imported, so none of its "
+            "functions were checked; is the name right?" % (name, OPTION),
+            yellow=True,
+        )
+
+
 def _matches(fullname: str, packages: Iterable[str]) -> bool:
     return any(fullname == p or fullname.startswith(p + ".") for p in packages)
 

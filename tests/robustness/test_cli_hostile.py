@@ -28,8 +28,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 #: SC101 fires once, on line 3 column 5, with a fix.
 BAD = b"import torch\nx = torch.randn(3, 4)\ny = x.t().view(12)\n"
+#: The line of that finding in the ``concise`` text format (the tests of names and messages use it).
 SC101 = (
-    "SC101 [*] `x.t()` is not contiguous after `.t()` (shape (4, 3), strides (1, 4)); `.view(12)` would "
+    "SC101 [*] error: `x.t()` is not contiguous after `.t()` (shape (4, 3), strides (1, 4)); `.view(12)` would "
     "merge dims whose strides do not line up and raises at run time; use `.reshape()` or call "
     "`.contiguous()` first"
 )
@@ -90,7 +91,7 @@ def _printable_lines(text: str) -> list[str]:
 
 def test_text_format_escapes_every_hostile_name(tmp_path):
     shown = _hostile_tree(tmp_path)
-    status, out, err = shapecheck(["lint", "--no-cache", "."], tmp_path)
+    status, out, err = shapecheck(["lint", "--no-cache", "--output-format", "concise", "."], tmp_path)
     assert status == 1, err
     expected = [f"{shown[name]}:3:5: {SC101}" for name in sorted(shown)]
     assert _printable_lines(out) == expected + [
@@ -175,10 +176,12 @@ def test_statistics_and_diff_headers(tmp_path):
 
 
 def test_paths_named_on_the_command_line_and_stdin(tmp_path):
-    status, out, _ = shapecheck(["lint", "gone\n.py:1:1: SC101 x.py"], tmp_path)
+    status, out, _ = shapecheck(["lint", "--output-format", "concise", "gone\n.py:1:1: SC101 x.py"], tmp_path)
     assert status == 2
-    assert _printable_lines(out)[0] == "gone\\n.py:1:1: SC101 x.py:1:1: SC000 cannot read: no such file or directory"
-    status, out, _ = shapecheck(["lint", "--stdin-filename", "in\x1b[2J.py", "-"], tmp_path, stdin=BAD)
+    assert _printable_lines(out)[0] == (
+        "gone\\n.py:1:1: SC101 x.py:1:1: SC000 error: cannot read: no such file or directory")
+    status, out, _ = shapecheck(["lint", "--output-format", "concise", "--stdin-filename", "in\x1b[2J.py", "-"],
+                                tmp_path, stdin=BAD)
     assert status == 1
     assert _printable_lines(out)[0] == f"in\\x1b[2J.py:3:5: {SC101}"
 
@@ -197,7 +200,7 @@ def test_config_paths_in_error_messages_are_escaped(tmp_path):
 
 def test_messages_are_escaped_in_text():
     diag = Diagnostic("a.py", 1, 1, 1, 2, "SC501", "einsum-syntax", "error", "spec \x1b[2J\u202ebad")
-    assert format_text([diag]).splitlines()[0] == "a.py:1:1: SC501 spec \\x1b[2J\\u202ebad"
+    assert format_text([diag]).splitlines()[0] == "a.py:1:1: SC501 error: spec \\x1b[2J\\u202ebad"
 
 
 _ESCAPE = re.compile(r"\\(\\|n|r|t|x[0-9a-f]{2}|u[0-9a-f]{4}|U[0-9a-f]{8})")
@@ -293,8 +296,8 @@ BAD_SETUPS = [
      "--fix and --diff cannot be combined: --diff shows the fixes without writing them"),
     ("statistics-and-diff", {"a.py": BAD}, ["--statistics", "--diff", "a.py"],
      "--statistics and --diff cannot be combined: --diff prints the fixes, not a report"),
-    ("statistics-json", {"a.py": BAD}, ["--statistics", "--format", "json", "a.py"],
-     "--statistics prints a text summary; it cannot be combined with --format json"),
+    ("statistics-sarif", {"a.py": BAD}, ["--statistics", "--format", "sarif", "a.py"],
+     "--statistics prints counts as text or json; it cannot be combined with --output-format sarif"),
     ("jobs-zero", {"a.py": BAD}, ["--jobs", "0", "a.py"],
      "argument --jobs/-j: must be at least 1, got 0 (see `shapecheck lint --help`)"),
     ("jobs-negative", {"a.py": BAD}, ["--jobs=-3", "a.py"],
@@ -365,11 +368,11 @@ def test_unreadable_pyproject_for_a_user_who_cannot_read_it(tmp_path_factory):
 def test_utf16_file_is_an_encoding_problem(tmp_path, data):
     (tmp_path / "wide.py").write_bytes(data)
     (tmp_path / "b.py").write_bytes(BAD)
-    status, out, _ = shapecheck(["lint", "--no-cache", "."], tmp_path)
+    status, out, _ = shapecheck(["lint", "--no-cache", "--output-format", "concise", "."], tmp_path)
     assert status == 2
     assert out.splitlines()[:2] == [
         f"b.py:3:5: {SC101}",
-        "wide.py:1:1: SC000 cannot decode: the file looks like UTF-16; shapecheck reads UTF-8 or a "
+        "wide.py:1:1: SC000 error: cannot decode: the file looks like UTF-16; shapecheck reads UTF-8 or a "
         "PEP 263 coding, as Python does (save the file as UTF-8)",
     ]
 
@@ -377,11 +380,11 @@ def test_utf16_file_is_an_encoding_problem(tmp_path, data):
 def test_utf32_and_binary_files_keep_their_own_words(tmp_path):
     (tmp_path / "u32.py").write_bytes("x = 1\n".encode("utf-32"))
     (tmp_path / "blob.py").write_bytes(b"\x00\x01\x02PK\x03\x04")
-    status, out, _ = shapecheck(["lint", "--no-cache", "."], tmp_path)
+    status, out, _ = shapecheck(["lint", "--no-cache", "--output-format", "concise", "."], tmp_path)
     assert status == 2
     assert out.splitlines()[:2] == [
-        "blob.py:1:1: SC000 binary file: source code cannot contain null bytes",
-        "u32.py:1:1: SC000 cannot decode: the file looks like UTF-32; shapecheck reads UTF-8 or a "
+        "blob.py:1:1: SC000 error: binary file: source code cannot contain null bytes",
+        "u32.py:1:1: SC000 error: cannot decode: the file looks like UTF-32; shapecheck reads UTF-8 or a "
         "PEP 263 coding, as Python does (save the file as UTF-8)",
     ]
 

@@ -325,7 +325,7 @@ def corpus(tmp_path_factory):
         for case in CASES:
             (root / folder / f"{case.name}.py").write_text(case.program, encoding="utf-8")
     select = ["--no-cache", "--select", ",".join(FIXABLE)]
-    listed = run_cli_subprocess(["lint", *select, "orig"], root)
+    listed = run_cli_subprocess(["lint", "--output-format", "concise", *select, "orig"], root)
     safe = run_cli_subprocess(["lint", *select, "--fix", "safe"], root)
     # more files than the engine lints in-process: the flag must reach the worker processes
     unsafe = run_cli_subprocess(["lint", *select, "--jobs", "2", "--fix", "--unsafe-fixes", "unsafe"], root)
@@ -378,11 +378,11 @@ def test_safe_fixes_never_break_a_program_that_ran(corpus):
 
 def test_the_issue_programs_keep_running_and_say_why_there_is_no_fix(corpus):
     out = corpus["listed"].out
-    assert ("orig/sc402_issue_module_name_read_in_function.py:8:5: SC402 `x.double()` returns a new "
+    assert ("orig/sc402_issue_module_name_read_in_function.py:8:5: SC402 error: `x.double()` returns a new "
             "tensor and leaves `x` unchanged; the result is thrown away, so `x` keeps its old device and "
             "dtype; assign the result where `x` is defined: `x` is not local to `show`, and "
             "`x = x.double()` there would raise UnboundLocalError") in out
-    assert ("orig/sc402_issue_parameter_slot.py:11:9: SC402 `self.w.double()` returns a new tensor and "
+    assert ("orig/sc402_issue_parameter_slot.py:11:9: SC402 error: `self.w.double()` returns a new tensor and "
             "leaves `self.w` unchanged; the result is thrown away, so `self.w` keeps its old device and "
             "dtype; `self.w` is a leaf that requires grad, most likely a parameter, which refuses a plain "
             "tensor: if `self` is a module, `self.double()` converts its parameters in place") in out

@@ -29,7 +29,7 @@ REPO = Path(__file__).resolve().parents[2]
 #: one SC101 with a safe fix (``view`` -> ``reshape``)
 BAD = "import torch\nx = torch.randn(3, 4)\ny = x.t().view(12)\n"
 FIXED = "import torch\nx = torch.randn(3, 4)\ny = x.t().reshape(12)\n"
-CHANGED = "SC000 not fixed: the file changed on disk while shapecheck ran; run again"
+CHANGED = "SC000 error: not fixed: the file changed on disk while shapecheck ran; run again"
 EDIT = "# edited while shapecheck ran\n"
 NOBODY = 65534
 
@@ -169,7 +169,7 @@ def test_the_content_is_checked_after_the_temporary_file_is_written(tmp_path, mo
     monkeypatch.setattr(writeback, "_write_all", write_then_edit)
     with pytest.raises(writeback.NotWritten) as caught:
         writeback.write_fixed(str(target), FIXED.encode(), BAD.encode())
-    assert caught.value.message == CHANGED.split(" ", 1)[1]
+    assert caught.value.message == CHANGED.split(" ", 2)[2]
     assert target.read_text() == BAD + EDIT
     assert temps(tmp_path) == []
 
@@ -295,7 +295,7 @@ def test_symlink_out_of_the_project_is_fixed_only_when_named(tmp_path):
     assert proc.returncode == 2
     lines = proc.stdout.splitlines()
     assert (
-        f"ext.py:1:1: SC000 not fixed: a symlink to {target}, outside the project; "
+        f"ext.py:1:1: SC000 error: not fixed: a symlink to {target}, outside the project; "
         "name the link on the command line to fix it there"
     ) in lines
     assert "Fixed 1 problem, 2 remaining." in lines

@@ -282,7 +282,8 @@ def test_reported_cases_through_the_real_command(tmp_path):
         "    return x.view(-3, -1) - y\n"
     )
     proc = subprocess.run(
-        [sys.executable, "-m", "shapecheck", "lint", "--no-cache", "--select", "SC", "neg.py"],
+        [sys.executable, "-m", "shapecheck", "lint", "--no-cache", "--output-format", "concise", "--select", "SC",
+         "neg.py"],
         cwd=tmp_path, capture_output=True, text=True, timeout=120,
     )
     assert proc.returncode == 1, proc.stderr

@@ -252,10 +252,10 @@ def test_linter_reads_the_form_keyword(tmp_path):
         b = shapecheck.einsum("ab c, b c -> ab", x, y)
         c = shapecheck.einsum("ab c, b c -> ab", x, y, form=mode)
         '''))
-    proc = subprocess.run([sys.executable, "-m", "shapecheck", "lint", "--select", "SC5",
-                           "--no-cache", "model.py"], capture_output=True, text=True, cwd=tmp_path)
+    proc = subprocess.run([sys.executable, "-m", "shapecheck", "lint", "--select", "SC5", "--output-format",
+                           "concise", "--no-cache", "model.py"], capture_output=True, text=True, cwd=tmp_path)
     assert proc.stdout.splitlines()[:-1] == [
-        'model.py:7:24: SC503 einsum "ab c, b c -> ab": operand 0 has 3 dims (2, 3, 4) but its '
+        'model.py:7:24: SC503 error: einsum "ab c, b c -> ab": operand 0 has 3 dims (2, 3, 4) but its '
         'term "ab c" has 2 axes'], proc.stdout + proc.stderr
     assert proc.returncode == 1
 

@@ -28,7 +28,7 @@ NOBODY = 65534
 
 BAD = "import torch\nx = torch.zeros(2, 3)\ny = x.view(5)\n"
 SC103 = (
-    "SC103 `x` has shape (2, 3) (6 elements) but `.view(5)` needs 5 elements; torch raises "
+    "SC103 error: `x` has shape (2, 3) (6 elements) but `.view(5)` needs 5 elements; torch raises "
     "`shape '[5]' is invalid for input of size 6`"
 )
 
@@ -36,8 +36,11 @@ needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named p
 
 
 def shapecheck(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    """``python -m shapecheck ARGS`` in ``cwd``; a hang fails the test instead of the suite."""
+    """``python -m shapecheck ARGS`` in ``cwd`` (``lint`` in the ``concise`` text format); a hang
+    fails the test instead of the suite."""
     env = dict(os.environ, PYTHONPATH=str(REPO))
+    if args[:1] == ["lint"]:
+        args = ["lint", "--output-format", "concise", *args[1:]]
     return subprocess.run(
         [sys.executable, "-m", "shapecheck", *args], cwd=cwd, env=env, capture_output=True,
         text=True, timeout=300,
@@ -58,11 +61,11 @@ def test_special_files_found_in_a_folder_are_reported_and_never_read(tmp_path, j
 
     assert result.returncode == 2, result.stderr
     assert result.stdout.splitlines()[:9] == [
-        "dangling.py:1:1: SC000 cannot read: no such file or directory",
+        "dangling.py:1:1: SC000 error: cannot read: no such file or directory",
         *[f"good{i}.py:3:5: {SC103}" for i in range(5)],
         f"link.py:3:5: {SC103}",
-        "pipe.py:1:1: SC000 not linted: not a regular file (a named pipe)",
-        "zero.py:1:1: SC000 not linted: not a regular file (a character device)",
+        "pipe.py:1:1: SC000 error: not linted: not a regular file (a named pipe)",
+        "zero.py:1:1: SC000 error: not linted: not a regular file (a character device)",
     ]
 
 
@@ -76,10 +79,10 @@ def test_special_files_named_on_the_command_line_are_reported(tmp_path):
 
     assert result.returncode == 2
     assert result.stdout.splitlines()[:4] == [
-        "/dev/null:1:1: SC000 not linted: not a regular file (a character device)",
+        "/dev/null:1:1: SC000 error: not linted: not a regular file (a character device)",
         f"good.py:3:5: {SC103}",
-        "pipe.py:1:1: SC000 not linted: not a regular file (a named pipe)",
-        "zero.py:1:1: SC000 not linted: not a regular file (a character device)",
+        "pipe.py:1:1: SC000 error: not linted: not a regular file (a named pipe)",
+        "zero.py:1:1: SC000 error: not linted: not a regular file (a character device)",
     ]
 
 
@@ -97,7 +100,7 @@ def test_a_fifo_with_a_writer_attached_is_not_read_either(tmp_path):
         writer.wait()
 
     assert (result.returncode, result.stdout.splitlines()[:1]) == (
-        2, ["pipe.py:1:1: SC000 not linted: not a regular file (a named pipe)"]
+        2, ["pipe.py:1:1: SC000 error: not linted: not a regular file (a named pipe)"]
     )
 
 
@@ -174,12 +177,13 @@ def test_an_unreadable_folder_is_reported_like_an_unreadable_file(open_folder):
     os.chmod(open_folder / "locked", 0o000)
     os.chmod(open_folder / "secret.py", 0o000)
 
-    status, out = _lint_as_nobody(str(open_folder), ["lint", "--no-cache", "--jobs", "1", "."])
+    status, out = _lint_as_nobody(str(open_folder),
+                                  ["lint", "--no-cache", "--output-format", "concise", "--jobs", "1", "."])
 
     assert (status, out.splitlines()[:4]) == (2, [
         f"good.py:3:5: {SC103}",
-        "locked:1:1: SC000 cannot read: permission denied",
-        "secret.py:1:1: SC000 cannot read: permission denied",
+        "locked:1:1: SC000 error: cannot read: permission denied",
+        "secret.py:1:1: SC000 error: cannot read: permission denied",
         f"sub/good.py:3:5: {SC103}",
     ]), out
     assert stat.S_IMODE(os.stat(open_folder / "locked").st_mode) == 0

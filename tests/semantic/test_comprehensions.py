@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from semantic_probe import one, shape
+from semantic_probe import one, reveal, shape
+
+from shapecheck.shapes import format_shape
 
 _HEAD = "import torch\nDEGREE = 4\nx = torch.randn(32, 1)\n"
 
@@ -34,3 +36,15 @@ def test_no_list_when_the_length_or_the_elements_are_not_known():
                  "def range(n):\n    return [0]\nreveal(torch.stack([x for i in range(2)]))\n"):
         f = one(_HEAD + code)
         assert f.shape is None or f.shape.rank is None, code
+
+
+def test_the_variable_of_a_comprehension_is_an_element_of_its_iterable():
+    rows = reveal("import torch\na = torch.randn(3, 4)\nys = [reveal(r) for r in a]\n"
+                  "xs = [torch.randn(4, 3), torch.randn(2, 3)]\nzs = [reveal(s) for s in xs]\n")
+    assert [format_shape(f.shape) for f, _ in rows] == ["(4,)", "(?, 3)"]
+
+
+def test_a_comprehension_with_two_fors_or_an_unknown_iterable_binds_nothing_known():
+    seen = reveal("import torch\na = torch.randn(3, 4)\n"
+                  "ys = [reveal(r) for r in a for q in a]\ndef f(items):\n    return [reveal(i) for i in items]\n")
+    assert all(f.kind is None for f, _ in seen)

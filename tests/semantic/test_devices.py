@@ -163,3 +163,18 @@ def test_current_accelerator_is_cuda_when_available():
         "else:\n    device = torch.device('cpu')\nreveal(device)"
     )
     assert f.device == MAYBE_CUDA
+
+
+def test_the_meta_device_is_a_device_of_its_own():
+    code = """
+    import torch
+    import torch.nn as nn
+    reveal(torch.device("meta"))
+    reveal(torch.zeros(3, device="meta"))
+    reveal(torch.zeros(3).to("meta"))
+    reveal(nn.Linear(2, 2).to(torch.device("meta")))
+    x = torch.zeros(3).to("meta") if torch.cuda.is_available() else torch.zeros(3)
+    reveal(x)
+    """
+    facts = [f for f, _ in reveal(code)]
+    assert [f.device for f in facts] == ["meta", "meta", "meta", "meta", None]

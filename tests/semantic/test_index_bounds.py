@@ -15,6 +15,10 @@ from semantic_probe import HEAD, shape
         ("x = torch.randn(5, 4, 3)\ndef f(i):\n    reveal(x[:, :, i])\n", "(5, 4, ...)"),
         ("def f(w, i):\n    y = nn.Linear(4, 3)(w)\n    reveal(y[:, i])\n", "(?, ...)"),
         ("def f(w):\n    y = nn.Linear(4, 3)(w)\n    reveal(y[:, 0])\n", "(?, ...)"),
+        # a slice keeps its dim (of unknown size): `pe[:n]` of a tensor of rank at least 1
+        ("def f(w, n):\n    y = nn.Linear(4, 3)(w)\n    reveal(y[:n])\n", "(?, ...)"),
+        ("def f(w, n):\n    y = nn.Linear(4, 3)(w)\n    reveal(y[1:, i])\n", "(?, ...)"),
+        ("def f(w, n):\n    y = nn.Linear(4, 3)(w)\n    reveal(y[:, :n])\n", "(?, ?, ...)"),
         # an index before the unknown one that is not `:`: nothing is said
         ("x = torch.randn(5, 3)\ndef f(i):\n    reveal(x[0, i])\n", "unknown"),
         ("x = torch.randn(5, 3)\ndef f(i):\n    reveal(x[i])\n", "unknown"),

@@ -6,13 +6,15 @@ from typing import Optional
 
 import libcst as cst
 
-from shapecheck.rules.helpers.calls import keyword, method_call, positional, torch_name
+from shapecheck.rules.helpers.calls import keyword, positional, torch_name
 from shapecheck.semantic.backward_saves import BACKWARD_WORDS as SEMANTIC_BACKWARD_WORDS
+from shapecheck.semantic.backward_targets import method_backward_start
 from shapecheck.semantic.torch_api import BACKWARD_FUNCTIONS
 
 
 def backward_root(ctx, node: cst.Call) -> Optional[cst.BaseExpression]:
-    """The tensor a ``.backward()``/``torch.autograd.backward``/``autograd.grad`` call starts from."""
+    """The tensor a ``.backward()``/``torch.autograd.backward``/``autograd.grad`` call starts from
+    (the loss of a wrapper's ``accelerator.backward(loss)``/``self.manual_backward(loss)``)."""
     name = torch_name(ctx, node.func)
     if name in BACKWARD_FUNCTIONS:
         args = positional(node)
@@ -23,10 +25,7 @@ def backward_root(ctx, node: cst.Call) -> Optional[cst.BaseExpression]:
             if arg is not None:
                 return arg.value
         return None
-    call = method_call(node)
-    if name is None and call is not None and call[1] == "backward":
-        return call[0]
-    return None
+    return method_backward_start(node, ctx.fact) if name is None else None
 
 
 #: A backward pass is written `.backward(`, `torch.autograd.backward/grad` (however imported) or

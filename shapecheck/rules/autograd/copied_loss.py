@@ -18,6 +18,7 @@ from typing import Optional
 import libcst as cst
 
 from shapecheck.rules.autograd.loss_calls import loss_prediction
+from shapecheck.rules.autograd.returns import return_values
 from shapecheck.rules.helpers.calls import dotted_name, is_name, keyword, positional, torch_name
 
 #: constructors that copy their data into a new tensor with no history
@@ -61,13 +62,42 @@ def _loss_value(ctx, call: cst.Call) -> bool:
 def copied_loss(ctx, root: cst.BaseExpression) -> Optional[tuple[cst.Call, cst.BaseExpression]]:
     """``(copy, loss)`` when ``root`` (the receiver of ``backward()``) is ``torch.tensor(...)`` of
     data that holds a loss (or a name bound to that call on every path here)."""
+    call = _the_call(ctx, root)
+    return _copy_of(ctx, call, local=True) if call is not None else None
+
+
+def _the_call(ctx, root: cst.BaseExpression) -> Optional[cst.Call]:
+    """``root`` when it is a call, or the one call a name ``root`` is bound to on every path here."""
     values: tuple[cst.BaseExpression, ...] = (root,)
     if type(root) is not cst.Call:
         dotted = dotted_name(root)
         values = ctx.assigned_values(dotted) if dotted is not None else ()
-    if len(values) != 1 or type(values[0]) is not cst.Call:
+    return values[0] if len(values) == 1 and type(values[0]) is cst.Call else None
+
+
+def returned_copy(ctx, root: cst.BaseExpression) -> Optional[tuple[cst.Call, cst.BaseExpression, cst.Call]]:
+    """``(copy, data, call)`` when ``root`` (the receiver of ``backward()``, or a name bound to it on
+    every path here) is ``call``, a call of a function of this file whose every ``return`` gives
+    a new leaf made to take a gradient from data it computed (``return torch.tensor(total,
+    requires_grad=True)``); ``copy`` is the first of them."""
+    call = _the_call(ctx, root)
+    fn = ctx.local_callee(call) if call is not None else None
+    if call is None or fn is None:
         return None
-    copy = values[0]
+    returned = return_values(fn)
+    if not returned or any(type(r) is not cst.Call for r in returned):
+        return None
+    copies = [_copy_of(ctx, r, local=False) for r in returned]  # type: ignore[arg-type]
+    first = copies[0]
+    if first is None or any(c is None for c in copies):
+        return None
+    return first[0], first[1], call
+
+
+def _copy_of(ctx, copy: cst.Call, local: bool) -> Optional[tuple[cst.Call, cst.BaseExpression]]:
+    """``(copy, loss)`` when ``copy`` is a copying constructor of data that holds a loss (only
+    with ``local``: its names are bound in the scope of the hook) or of computed data with
+    ``requires_grad=True``."""
     asked = False  # `.requires_grad_()` on the copy
     while type(copy.func) is cst.Attribute and copy.func.attr.value in _PASSING and torch_name(ctx, copy.func) is None \
             and type(copy.func.value) is cst.Call:
@@ -82,7 +112,7 @@ def copied_loss(ctx, root: cst.BaseExpression) -> Optional[tuple[cst.Call, cst.B
     if torch_name(ctx, copy.func) != "tensor" and not isinstance(data, (cst.List, cst.Tuple)):
         return None  # `torch.Tensor(loss)` of a tensor is an alias that keeps its history
     items = [e.value for e in data.elements] if isinstance(data, (cst.List, cst.Tuple)) else [data]
-    for item in items:
+    for item in items if local else ():
         for leaf in _leaves(item):
             if _is_loss(ctx, leaf):
                 return copy, leaf

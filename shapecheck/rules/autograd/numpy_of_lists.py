@@ -2,8 +2,9 @@
 
 NumPy turns a list into an array element by element, through each tensor's ``__array__``
 (``Tensor.numpy()``), which raises on a tensor that requires grad (verified on torch 2.13 for
-``sum``, ``mean``, ``max``, ``stack``, ``concatenate``). The list is a literal, or a local list
-that only ``append`` changes, with a tensor that requires grad appended on every pass.
+``sum``, ``mean``, ``max``, ``stack``, ``concatenate``). The list is a literal, or a local list made
+from a list display (``[]``, ``[t]``) that only ``append`` changes, with a tensor that requires grad
+among the first elements or appended on every pass.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Optional
 import libcst as cst
 
 from shapecheck.rules.helpers.calls import positional
-from shapecheck.rules.pitfall.appended_lists import local_append, only_appended, plain_append
+from shapecheck.rules.pitfall.appended_lists import local_append, only_extended, plain_append
 
 #: NumPy functions that convert a list argument into one array
 LIST_READERS = frozenset({
@@ -28,6 +29,19 @@ class GradAppends:
 
     def __init__(self) -> None:
         self._seen: dict[tuple[int, str], list[cst.Call]] = {}
+        #: per list display ``[a, b]`` assigned to a name: an element that requires grad
+        self._first: dict[int, cst.BaseExpression] = {}
+
+    def record_display(self, node: cst.Assign, ctx) -> None:
+        """Remember ``xs = [t, ...]`` when ``t`` requires grad (its fact here, before later rebindings)."""
+        value = node.value
+        if type(value) is not cst.List or ctx.function is None:
+            return
+        for e in value.elements:
+            fact = ctx.fact(e.value)
+            if fact.is_tensor and fact.requires_grad is True:
+                self._first[id(value)] = e.value
+                return
 
     def record(self, node: cst.Call, ctx) -> None:
         """Remember ``xs.append(t)`` in a function when ``t`` requires grad."""
@@ -49,9 +63,13 @@ class GradAppends:
             return None
         if type(arg) is not cst.Name or ctx.function is None:
             return None
-        appends = self._seen.get((id(ctx.function), arg.value), [])
-        if not appends or not only_appended(ctx.function, arg.value):
+        made = only_extended(ctx.function, arg.value)
+        if made is None:
             return None
+        first = self._first.get(id(made))
+        if first is not None:
+            return first
+        appends = self._seen.get((id(ctx.function), arg.value), [])
         for append in appends:
             if plain_append(ctx.function, append):
                 return append.args[0].value

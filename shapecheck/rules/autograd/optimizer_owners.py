@@ -17,8 +17,8 @@ from shapecheck.rules.autograd.global_values import global_values
 from shapecheck.rules.helpers.calls import dotted_name, keyword, method_call, positional, torch_name
 
 
-def _params_owner(ctx, value: cst.BaseExpression) -> Optional[str]:
-    """The module ``M`` of ``optim.<X>(M.parameters(), ...)``, else ``None``."""
+def optimizer_params(ctx, value: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """The ``params`` of an optimizer construction ``optim.<X>(params, ...)``, else ``None``."""
     if type(value) is not cst.Call:
         return None
     name = torch_name(ctx, value.func)
@@ -26,7 +26,12 @@ def _params_owner(ctx, value: cst.BaseExpression) -> Optional[str]:
         return None
     args = positional(value)
     given = keyword(value, "params")
-    params = args[0] if args else given.value if given is not None else None
+    return args[0] if args else given.value if given is not None else None
+
+
+def _params_owner(ctx, value: cst.BaseExpression) -> Optional[str]:
+    """The module ``M`` of ``optim.<X>(M.parameters(), ...)``, else ``None``."""
+    params = optimizer_params(ctx, value)
     if type(params) is not cst.Call or params.args:
         return None
     call = method_call(params)

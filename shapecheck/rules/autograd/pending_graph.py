@@ -178,11 +178,10 @@ def _backward_roots(ctx, call: cst.Call) -> list[cst.BaseExpression]:
     root = backward_root(ctx, call)
     if root is None:
         return []
-    roots = [root]
     mcall = method_call(call)
     if mcall is not None and mcall[1] == "backward":
-        roots.extend(positional(call)[:1])
-    return roots
+        return [mcall[0], *positional(call)[:1]]  # either may be the loss
+    return [root]
 
 
 def _scope_of(ctx, cache: dict) -> tuple[_Scope, Optional[int]]:

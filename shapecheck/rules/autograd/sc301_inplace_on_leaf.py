@@ -36,7 +36,10 @@ it stays silent, and so it does for `nn.init.*_` functions. An in-place method o
 such a leaf (`w[:, 0::2].copy_(...)`) is flagged too (a view of a leaf). Inside `if
 isinstance(m, nn.Linear):` (the usual weight-init function run by `model.apply`), `m.weight` and
 `m.bias` are parameters: `m.weight.normal_(0, 0.02)` is flagged, unless a `with torch.no_grad()`
-block of the file names the function (its caller may run it with grad mode off).
+block of the file names the function (its caller may run it with grad mode off). A file that
+turns `requires_grad` off somewhere leaves parameters unknown wherever the freeze may already
+have run, but a layer built in a function is new there until a statement that may freeze it
+(see `shapecheck.semantic.freeze_flow`): a freeze after the write does not excuse it.
 
 ## Why is this bad?
 Autograd accumulates the gradient of a leaf into `.grad`; it cannot record an in-place change
@@ -77,6 +80,17 @@ v = w + 1                     # or a new, non-leaf tensor that autograd tracks
         "reset(w)\n",
         "import torch\nx = torch.randn(3)\nx.add_(1)\nx[0] = 5.0\n",
         "import torch\nw = torch.randn(3, requires_grad=True)\nw = w + 1\nw.add_(1)\n",
+        # frozen before the write: by the statement itself, by a method the constructor calls first
+        "import torch.nn as nn\nclass T(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.pos = nn.Embedding(8, 4)\n        self.pos.weight.requires_grad = False\n"
+        "        self.pos.weight[:, 0] = 1.0\n",
+        "import torch.nn as nn\nclass T(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.pos = nn.Embedding(8, 4)\n        self.freeze()\n        self.fill(self.pos.weight)\n"
+        "    def fill(self, out):\n        out[:, 0] = 1.0\n    def freeze(self):\n"
+        "        for p in self.parameters():\n            p.requires_grad = False\n",
+        "import torch.nn as nn\ndef build(freeze):\n    m = nn.Linear(2, 2)\n    for p in m.parameters():\n"
+        "        p.requires_grad = False\n    m.weight.mul_(2)\n    n = nn.Linear(2, 2)\n    freeze(n)\n"
+        "    n.weight.mul_(2)\n",
     )
     invalid = (
         # `isinstance` makes `m.weight` a parameter of an `nn.Linear`
@@ -95,6 +109,10 @@ v = w + 1                     # or a new, non-leaf tensor that autograd tracks
         "import torch\nimport torch.nn as nn\nw = nn.Parameter(torch.zeros(4))\nw[0] = 1.0  # <--\n",
         "import torch\nw = torch.zeros(2, requires_grad=True)\ntorch.add(torch.ones(2), 1, out=w)  # <--\n",
         "import torch\nw = torch.zeros(3).requires_grad_()\nw.uniform_(-1, 1)  # <--\n",
+        # a freeze that runs after the write does not excuse it: the write raises first
+        "import torch\nimport torch.nn as nn\nclass T(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.pos = nn.Embedding(8, 4)\n        self.fill(self.pos.weight)\n"
+        "    def fill(self, out):\n        out[:, 0::2] = torch.ones(8, 2)  # <--\n        out.requires_grad = False\n",
     )
 
     def _check(self, target: cst.BaseExpression, how: str, node: cst.CSTNode, ctx, view: bool = False) -> None:

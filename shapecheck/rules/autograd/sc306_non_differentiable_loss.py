@@ -6,7 +6,7 @@ from typing import Optional
 
 import libcst as cst
 
-from shapecheck.rules.autograd.copied_loss import copied_loss
+from shapecheck.rules.autograd.copied_loss import copied_loss, returned_copy
 from shapecheck.rules.autograd.loss_calls import loss_prediction
 from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.calls import dotted_name, keyword, method_call, positional, torch_name
@@ -39,10 +39,11 @@ instance...) and the receiver of `.backward()` when it comes from `argmax`, `arg
 `ceil`, `trunc`, `sign`), directly or through a dtype cast. A value that comes from such an op
 on one branch of an `if` only is not flagged. An error rate or accuracy (`(pred != y).float().mean()`,
 `1 - acc`) is such a value too, and so is a loss copied into a new tensor (`torch.tensor(loss)`,
-`torch.Tensor([loss.item()])`, with or without `requires_grad=True`) whose `backward()` runs.
+`torch.Tensor([loss.item()])`, with or without `requires_grad=True`) whose `backward()` runs
+(also when a function of the file returns such a copy: reported at its `return`).
 So is a loss whose prediction does not require grad (`criterion(out.detach(), y)`, `out`
 computed under `torch.no_grad()`) when its `backward()` runs, and `.backward()` on a Python
-number (`loss = criterion(out, y).item()`).
+number (`loss = criterion(out, y).item()`: reported where `.item()` cut the graph).
 
 ## Why is this bad?
 `argmax`, `argmin`, indices and comparisons return integers or booleans with no gradient, so
@@ -96,6 +97,16 @@ loss = F.cross_entropy(logits, target)    # the loss on the scores
         "    loss = F.mse_loss(model(x), y)\n""    loss.backward()\n"
         "    history.append(torch.tensor(loss.item()))\n",
         "import torch\n""w = torch.tensor(2.0, requires_grad=True)\n""w.backward()\n",
+        # a helper that keeps the graph; one that makes a leaf nobody runs backward() on; a helper
+        # that returns the copy on one path only
+        "import torch\ndef total_loss(outs, y, criterion):\n    losses = [criterion(o, y) for o in outs]\n"
+        "    return torch.stack(losses).sum()\ndef train(model, x, y, criterion):\n"
+        "    loss = total_loss(model(x), y, criterion)\n    loss.backward()\n",
+        "import torch\ndef make_weight(values):\n    return torch.tensor(values, requires_grad=True)\n"
+        "def train(values, x):\n    w = make_weight(values)\n    loss = (w * x).sum()\n    loss.backward()\n",
+        "import torch\ndef total_loss(parts, as_number):\n    if as_number:\n"
+        "        return torch.tensor(sum(p.item() for p in parts), requires_grad=True)\n"
+        "    return sum(parts)\ndef train(parts):\n    loss = total_loss(parts, False)\n    loss.backward()\n",
     )
     invalid = (
         "import torch\nimport torch.nn as nn\nloss_fn = nn.MSELoss()\nlogits = torch.randn(4, 3, requires_grad=True)\n"
@@ -113,7 +124,7 @@ loss = F.cross_entropy(logits, target)    # the loss on the scores
         "total.backward()  # <--\n",
         # `.item()` returns a Python number whatever its receiver (a tensor, a NumPy value)
         "import torch.nn as nn\ndef train(model, x, y):\n    criterion = nn.CrossEntropyLoss()\n"
-        "    loss = criterion(model(x), y).item()\n    loss.backward()  # <--\n",
+        "    loss = criterion(model(x), y).item()  # <--\n    loss.backward()\n",
         # a new leaf built from the number: nothing upstream gets a gradient
         "import torch\nimport torch.nn as nn\ndef train(model, x, y):\n    criterion = nn.CrossEntropyLoss()\n"
         "    loss_val = criterion(model(x), y).item()\n    loss = torch.tensor(loss_val, requires_grad=True)\n"
@@ -129,6 +140,11 @@ loss = F.cross_entropy(logits, target)    # the loss on the scores
         "    mse, l1 = nn.MSELoss(), nn.L1Loss()\n""    out = model(x)\n""    a = mse(out, y)\n"
         "    b = l1(out, y)\n""    loss = torch.tensor(a + b, requires_grad=True)\n"
         "    loss.backward()  # <--\n""    optimizer.step()\n",
+        # a helper rebuilds the loss from Python numbers: reported at its `return`
+        "import torch\ndef total_loss(outs, y, criterion):\n    losses = [criterion(o, y) for o in outs]\n"
+        "    return torch.tensor(sum(l.item() for l in losses), requires_grad=True)  # <--\n"
+        "def train(model, x, y, criterion, optimizer):\n    loss = total_loss(model(x), y, criterion)\n"
+        "    optimizer.zero_grad()\n    loss.backward()\n    optimizer.step()\n",
     )
 
     @staticmethod
@@ -178,16 +194,29 @@ loss = F.cross_entropy(logits, target)    # the loss on the scores
                     f"`backward()` on the loss itself (add the terms as tensors)",
                 )
                 return
+            returned = returned_copy(ctx, call[0])
+            if returned is not None:
+                copy, data, made = returned
+                ctx.report(
+                    copy,
+                    f"`{short(ctx, made.func)}` returns `{short(ctx, copy.func)}(...)`, a new leaf tensor "
+                    f"copied from `{short(ctx, data)}` with no history: `{short(ctx, node)}` on its result "
+                    f"fills the copy's `.grad` only, and no gradient reaches the "
+                    f"model; return the loss tensor itself (add the terms as tensors, not as numbers)",
+                )
+                return
             source = self._source(call[0], ctx)
             if source is None and type(call[0]) is cst.Call:
                 inner = method_call(call[0])
                 if inner is not None and inner[1] in ("sum", "mean"):
                     source = self._source(inner[0], ctx)
             if source == PYTHON_NUMBER:
+                taken = _taken_number(ctx, call[0])
                 ctx.report(
-                    node,
+                    taken if taken is not None else node,
                     f"`{short(ctx, call[0])}` is a Python number (`.item()` took it out of the "
-                    f"tensor): `{short(ctx, node)}` raises AttributeError ('float' object has no "
+                    f"tensor{'' if taken is None else f' at `{short(ctx, taken)}`'}): "
+                    f"`{short(ctx, node)}` raises AttributeError ('float' object has no "
                     f"attribute 'backward'); call `backward()` on the loss tensor, and `.item()` "
                     f"only to log it",
                 )
@@ -238,3 +267,16 @@ loss = F.cross_entropy(logits, target)    # the loss on the scores
         if type(node.func) is cst.Call and self._is_loss_constructor(node.func, ctx) and args:
             return args[0]
         return None
+
+
+def _taken_number(ctx, root: cst.BaseExpression) -> Optional[cst.Call]:
+    """The ``.item()`` call that ``root`` (a name) was bound to on every path here: where the
+    graph was cut, reported instead of the ``backward()`` that fails on the number."""
+    dotted = dotted_name(root)
+    values: tuple[cst.BaseExpression, ...] = ()
+    if dotted is not None and type(root) is not cst.Call:
+        values = ctx.assigned_values(dotted)
+    if len(values) != 1 or type(values[0]) is not cst.Call:
+        return None
+    call = method_call(values[0])
+    return values[0] if call is not None and call[1] == "item" and not values[0].args else None

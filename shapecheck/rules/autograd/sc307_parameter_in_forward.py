@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from shapecheck.rules.autograd.running_totals import added_into
 from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.calls import dotted_name, is_name, keyword, torch_name
 from shapecheck.rules.helpers.scopes import scope_of
@@ -67,6 +68,11 @@ class Net(nn.Module):
         "        return nn.BatchNorm1d(4, affine=False)(x)\n",
         "import torch.nn as nn\nclass Net(nn.Module):\n    def build(self, x):\n        fc = nn.Linear(4, 4)\n"
         "        return fc(x)\n",
+        # a zero that starts a running total of auxiliary losses is an accumulator, not a weight
+        "import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def forward(self, x, parts):\n"
+        "        total = torch.tensor(0.0, requires_grad=True)\n        for p in parts:\n"
+        "            total = total + (p(x) ** 2).mean()\n        aux = torch.zeros(1, requires_grad=True)\n"
+        "        aux += x.mean()\n        return x, total + aux\n",
     )
     invalid = (
         "import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def forward(self, x):\n"
@@ -79,6 +85,10 @@ class Net(nn.Module):
         "        return nn.BatchNorm1d(4)(x)  # <--\n",
         "import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def forward(self, x):\n"
         "        self.conv = nn.Conv2d(3, 8, 3)  # <--\n        return self.conv(x)\n",
+        # the total is summed into, not the new leaf
+        "import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def forward(self, x):\n"
+        "        b = torch.zeros(4, requires_grad=True)  # <--\n        out = x + b\n        out = out + 1\n"
+        "        return out\n",
     )
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
@@ -102,6 +112,11 @@ class Net(nn.Module):
         scope = scope_of(ctx, node)
         if scope.function is None or scope.function.name.value != "forward" or not scope.module_class:
             return
+        statement = ctx.statement
+        if name in FACTORIES and type(statement) is cst.Assign and statement.value is node \
+                and len(statement.targets) == 1 and type(statement.targets[0].target) is cst.Name \
+                and added_into(scope.function, statement.targets[0].target.value):
+            return  # the start of a running total (an auxiliary loss), not a weight
         cls = scope.class_def.name.value if scope.class_def is not None else "the module"
         ctx.report(
             node,

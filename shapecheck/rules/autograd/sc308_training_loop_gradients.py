@@ -10,11 +10,13 @@ from typing import Optional, Union
 import libcst as cst
 
 from shapecheck.rules.autograd.backward_calls import backward_root
+from shapecheck.rules.autograd.fresh_leaves import fresh_optimizer
 from shapecheck.rules.autograd.optimizer_owners import overlap, params_owner
 from shapecheck.rules.autograd.zero_grad_order import zeroed_before_step
 from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.calls import dotted_name, is_name, keyword, method_call, positional, torch_name
 from shapecheck.rules.helpers.messages import short
+from shapecheck.semantic.backward_targets import WRAPPER_ONLY
 from shapecheck.semantic.walk import walk
 from shapecheck.semantic.saved_tensors import names_read
 from shapecheck.semantic.facts import LEAF_REQUIRES_GRAD, NO_GRAD, OPTIMIZER
@@ -106,6 +108,19 @@ def _retains(node: cst.Call) -> bool:
     return arg is not None and not is_name(arg.value, "False")
 
 
+_GAN = (
+    "import torch\n""import torch.nn as nn\n""import torch.optim as optim\n"
+    "class Gen(nn.Module):\n""    def __init__(self):\n""        super().__init__()\n"
+    "        self.fc = nn.Linear(8, 4)\n""    def forward(self, z):\n""        return torch.tanh(self.fc(z))\n"
+    "class Disc(nn.Module):\n""    def __init__(self):\n""        super().__init__()\n"
+    "        self.fc = nn.Linear(4, 1)\n""    def forward(self, x):\n""        return torch.sigmoid(self.fc(x))\n"
+    "def train(loader, criterion):\n""    netG, netD = Gen(), Disc()\n"
+    "    optG = optim.Adam(netG.parameters())\n""    optD = optim.Adam(netD.parameters())\n"
+    "    for real in loader:\n""        netD.zero_grad()\n""        noise = torch.randn(16, 8)\n"
+    "        ones, zeros = torch.ones(16, 1), torch.zeros(16, 1)\n"
+)
+
+
 @register
 class TrainingLoopGradients(Rule):
     """SC308: gradients never cleared in a training loop, or `backward()` twice on one graph."""
@@ -126,9 +141,16 @@ Flags two mistakes of training loops:
   The closure given to `optimizer.step(closure)` (LBFGS calls it several times per step) counts
   as part of the loop. With several optimizers built as `optim.X(M.parameters())`, each one's
   gradients must be cleared (`opt.zero_grad()` or `M.zero_grad()`): a GAN loop that clears only
-  the discriminator's is flagged at the generator's step.
+  the discriminator's is flagged at the generator's step. An optimizer built in each iteration
+  over leaves also made in it (`x = x0.clone().requires_grad_(); opt = optim.Adam([x])`) starts
+  with empty gradients and is not flagged.
 - a second `backward()` through the same graph without `retain_graph=True` on the first: the
-  same loss twice in a row, or a loss computed before a loop and back-propagated inside it.
+  same loss twice in a row, a loss computed before a loop and back-propagated inside it, or a
+  loss computed from a value (the output of a module of the file) that an earlier loss was
+  back-propagated through (a GAN's discriminator loss on `netG(z)` without `.detach()`, then the
+  generator's loss on it). A wrapper's `accelerator.backward(loss)`, `fabric.backward(loss)`,
+  `self.manual_backward(loss)` (a `.backward(...)` with a positional argument on a receiver not
+  known to be a tensor) back-propagates `loss`.
 - `optimizer.zero_grad()` between `loss.backward()` and `optimizer.step()` (or
   `scaler.step(optimizer)`) in one block: the step sees cleared gradients. The receiver needs
   no type: `.zero_grad()` and `.step()` on one name after a `backward()` is an optimizer's use.
@@ -217,6 +239,41 @@ losses and call `backward()` once.
         "        def closure():\n""            model.zero_grad()\n"
         "            loss = loss_fn(model(x), y)\n""            loss.backward()\n"
         "            return loss\n""        optimizer.step(closure)\n",
+        # a wrapper's backward (accelerate, fabric) back-propagates its argument, not its receiver
+        "from accelerate import Accelerator\n""def train(model, loader, opt):\n""    accelerator = Accelerator()\n"
+        "    for batch in loader:\n""        loss = model(batch).mean()\n""        accelerator.backward(loss)\n"
+        "        opt.step()\n""        opt.zero_grad()\n",
+        "import torch\n""def train(model, loader, opt, scaler):\n""    for batch in loader:\n"
+        "        loss = model(batch).mean()\n""        scaler.scale(loss).backward()\n""        scaler.step(opt)\n"
+        "        scaler.update()\n""        opt.zero_grad(set_to_none=True)\n",
+        # gradients cleared by a helper of the file, or through `p.grad = None`
+        "def reset_grad(opt_g, opt_d):\n""    opt_g.zero_grad()\n""    opt_d.zero_grad()\n"
+        "def train(model, loader, loss_fn, opt_g, opt_d):\n""    for x, y in loader:\n"
+        "        loss = loss_fn(model(x), y)\n""        loss.backward()\n""        opt_g.step()\n"
+        "        reset_grad(opt_g, opt_d)\n",
+        "def train(model, loader, loss_fn, opt):\n""    for x, y in loader:\n""        for p in model.parameters():\n"
+        "            p.grad = None\n""        loss_fn(model(x), y).backward()\n""        opt.step()\n",
+        # a new leaf and a new optimizer in each iteration: nothing accumulates
+        "import torch\n""def refine(x0, target, steps):\n""    for _ in range(steps):\n"
+        "        x = x0.clone().requires_grad_(True)\n""        opt = torch.optim.Adam([x], lr=0.1)\n"
+        "        loss = ((x - target) ** 2).sum()\n""        loss.backward()\n""        opt.step()\n",
+        "import torch\n""def guide(latents, unet, timesteps, lr):\n""    for t in timesteps:\n"
+        "        x_in = latents.detach().clone()\n""        x_in.requires_grad = True\n"
+        "        opt = torch.optim.SGD([x_in], lr=lr)\n""        unet(x_in, t).sum().backward()\n"
+        "        opt.step()\n""        latents = x_in.detach()\n",
+        # `dim=` in a call on the wrapper does not make it a tensor
+        "from accelerate import Accelerator\n""def train(model, loader, opt):\n""    accelerator = Accelerator()\n"
+        "    for batch in loader:\n""        loss = model(batch).mean()\n""        accelerator.backward(loss)\n"
+        "        opt.step()\n""        opt.zero_grad()\n"
+        "        out = accelerator.pad_across_processes(loss, dim=1)\n",
+        # the generator's output detached for the discriminator's loss: the two graphs share nothing
+        _GAN + "        fake = netG(noise)\n""        errD = criterion(netD(fake.detach()), zeros)\n"
+        "        errD.backward()\n""        optD.step()\n""        netG.zero_grad()\n"
+        "        errG = criterion(netD(fake), ones)\n""        errG.backward()\n""        optG.step()\n",
+        # ... or the first backward keeps the graph
+        _GAN + "        fake = netG(noise)\n""        errD = criterion(netD(fake), zeros)\n"
+        "        errD.backward(retain_graph=True)\n""        optD.step()\n""        netG.zero_grad()\n"
+        "        errG = criterion(netD(fake), ones)\n""        errG.backward()\n""        optG.step()\n",
     )
     invalid = (
         "def train(model, loader, loss_fn, optimizer):\n    for x, y in loader:\n        loss = loss_fn(model(x), y)\n"
@@ -251,6 +308,19 @@ losses and call `backward()` once.
         "    optimizer = optim.LBFGS(model.parameters())\n""    for _ in range(steps):\n"
         "        def closure():\n""            loss = loss_fn(model(x), y)\n""            loss.backward()\n"
         "            return loss\n""        optimizer.step(closure)  # <--\n",
+        # a wrapper's backward twice through one loss
+        "from accelerate import Accelerator\n""def train(model, x, loader, opt):\n""    accelerator = Accelerator()\n"
+        "    loss = model(x).mean()\n""    for batch in loader:\n""        accelerator.backward(loss)  # <--\n"
+        "        opt.step()\n""        opt.zero_grad()\n",
+        # a new optimizer each iteration clears nothing: the model's gradients still pile up
+        "import torch\n""def train(model, loader, loss_fn):\n""    for x, y in loader:\n"
+        "        opt = torch.optim.SGD(model.parameters(), lr=0.1)\n""        loss_fn(model(x), y).backward()\n"
+        "        opt.step()  # <--\n",
+        # the discriminator's loss back-propagated through the generator's output (no `.detach()`)
+        # freed the generator's graph, which the generator's loss then needs
+        _GAN + "        fake = netG(noise)\n""        errD = criterion(netD(fake), zeros)\n"
+        "        errD.backward()\n""        optD.step()\n""        netG.zero_grad()\n"
+        "        errG = criterion(netD(fake), ones)\n""        errG.backward()  # <--\n""        optG.step()\n",
     )
 
     def __init__(self) -> None:
@@ -287,6 +357,8 @@ losses and call `backward()` once.
                     cleared.append(receiver)
         if not backward or not steps or zeroed:
             return
+        if all(fresh_optimizer(ctx, node.body, _stepped_optimizer(step)) for step in steps):
+            return  # each iteration steps new leaves: nothing accumulates
         if cleared:
             self._uncleared_optimizer(steps, cleared, ctx)
             return
@@ -368,19 +440,25 @@ losses and call `backward()` once.
         """A second ``backward()`` through a graph that an earlier one freed on every path here, or
         one in a loop on a graph built before it."""
         call = method_call(node)
-        if call is None or call[1] != "backward" or torch_name(ctx, node.func) is not None:
+        if call is None or call[1] not in ("backward", *WRAPPER_ONLY) or torch_name(ctx, node.func) is not None:
             return
-        dotted = dotted_name(call[0])
+        root = backward_root(ctx, node)  # `loss` of `loss.backward()` and of `accelerator.backward(loss)`
+        dotted = dotted_name(root) if root is not None else None
         if dotted is None:
             return
         values = ctx.assigned_values(dotted)
         if not values or not all(self._computed(value, ctx) for value in values):
             return
-        fact = ctx.fact(call[0])
+        fact = ctx.fact(root)
         if fact.grad in (LEAF_REQUIRES_GRAD, NO_GRAD):
             return
-        if ctx.freed_by_backward(dotted) is not None:
-            self._report_twice(node, dotted, "a second time", ctx)
+        earlier = ctx.freed_by_backward(dotted)
+        if earlier is not None:
+            first = backward_root(ctx, earlier)
+            if first is not None and dotted_name(first) == dotted:
+                self._report_twice(node, dotted, "a second time", ctx)
+            else:
+                self._report_shared(node, earlier, ctx)
             return
         if _retains(node):
             return
@@ -389,15 +467,26 @@ losses and call `backward()` once.
             self._report_twice(node, dotted, "on every iteration of this loop", ctx)
 
     def _report_twice(self, node: cst.Call, name: str, when: str, ctx) -> None:
-        if id(node) in self._reported:
-            return
-        self._reported.add(id(node))
-        ctx.report(
+        self._report_once(
             node,
             f"`{short(ctx, node)}` runs backward through the graph of `{name}` {when}, after the "
             f"first pass freed it: RuntimeError (Trying to backward through the graph a second "
-            f"time); pass `retain_graph=True` to the earlier call, or recompute `{name}`",
+            f"time); pass `retain_graph=True` to the earlier call, or recompute `{name}`", ctx,
         )
+
+    def _report_shared(self, node: cst.Call, earlier: cst.Call, ctx) -> None:
+        self._report_once(
+            node,
+            f"`{short(ctx, node)}` runs backward through part of a graph that `{short(ctx, earlier)}` "
+            f"already back-propagated and freed (a value both losses were computed from): RuntimeError "
+            f"(Trying to backward through the graph a second time); `.detach()` that value where the "
+            f"earlier loss uses it, or pass `retain_graph=True` to `{short(ctx, earlier)}`", ctx,
+        )
+
+    def _report_once(self, node: cst.Call, message: str, ctx) -> None:
+        if id(node) not in self._reported:
+            self._reported.add(id(node))
+            ctx.report(node, message)
 
     @staticmethod
     def _computed(value: cst.BaseExpression, ctx) -> bool:

@@ -75,8 +75,29 @@ variable of a loop over `.parameters()` of an object not known to be a module.
         "    return tensor.detach().cpu().numpy() if tensor.requires_grad else tensor.cpu().numpy()\n",
         "def to_numpy(tensor):\n""    if tensor.requires_grad:\n""        tensor = tensor.detach()\n"
         "        return tensor.numpy()\n""    return tensor.numpy()\n",
+        # the list starts with a detached copy and collects detached results; rebuilt before NumPy
+        "import numpy as np\nimport torch.nn as nn\nclass G(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.emb = nn.Embedding(6, 4)\n        self.lin = nn.Linear(4, 4)\n"
+        "    def forward(self, k):\n        h = self.emb.weight\n        hs = [h.detach()]\n"
+        "        for _ in range(k):\n            h = self.lin(h)\n            hs.append(h.detach())\n"
+        "        return np.sum(hs, 0)\n",
+        "import numpy as np\nimport torch.nn as nn\nclass G(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.emb = nn.Embedding(6, 4)\n    def forward(self):\n"
+        "        hs = [self.emb.weight]\n        hs = [h.detach().numpy() for h in hs]\n"
+        "        return np.sum(hs, 0)\n",
     )
     invalid = (
+        # a list that starts with a parameter, then collects layer outputs: NumPy converts each
+        "import numpy as np\nimport torch\nimport torch.nn as nn\nclass G(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.emb = nn.Embedding(6, 4)\n        self.lin = nn.Linear(4, 4)\n"
+        "    def forward(self, adj, k):\n        h = self.emb.weight\n        hs = [h]\n"
+        "        for _ in range(k):\n            h = torch.sparse.mm(adj, self.lin(h))\n            hs.append(h)\n"
+        "        return np.sum(hs, 0)  # <--\n",
+        "import numpy as np\nimport torch\nimport torch.nn as nn\nclass G(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.lin = nn.Linear(4, 4)\n"
+        "    def forward(self, adj, h, k):\n        hs = [h]\n"
+        "        for _ in range(k):\n            h = torch.sparse.mm(adj, self.lin(h))\n            hs.append(h)\n"
+        "        return np.mean(hs, axis=0)  # <--\n",
         # F.linear takes a tensor: `x` is one, and the result requires grad through `w`
         Example(
             "import torch\nimport torch.nn.functional as F\nw = torch.randn(3, 3, requires_grad=True)\n"
@@ -174,6 +195,10 @@ variable of a loop over `.parameters()` of an object not known to be a module.
 
     def __init__(self) -> None:
         self._appends = GradAppends()
+
+    def visit_Assign(self, node: cst.Assign, ctx) -> None:
+        """``xs = [t]``: a list that starts with a tensor that requires grad."""
+        self._appends.record_display(node, ctx)
 
     def _list_of_grad_tensors(self, node: cst.Call, ctx) -> bool:
         """``np.sum(xs, 0)`` (any NumPy function that reads a list) with ``xs`` holding a tensor

@@ -4,12 +4,14 @@ module: ``def decode(self, z): h = F.relu(self.fc3(z))`` gives ``z``, as it was 
 ``self.fc3`` there on ``sample``: a CPU ``sample`` fails, as it would in ``model(sample)``.
 
 Only a layer call that surely runs counts: in the straight-line statements that open the method
-(before any compound statement, ``return`` or ``raise``), on a parameter the method never rebinds.
+(before any compound statement, ``return`` or ``raise``), on a parameter that no statement before
+it rebinds. Every positional argument of the layer counts (``self.rnn(emb, hidden)`` runs the
+weights on ``hidden`` too), also as an element of a tuple (the ``(h0, c0)`` state of an LSTM).
 """
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Sequence
 
 import libcst as cst
 
@@ -21,10 +23,10 @@ from shapecheck.semantic.walk import walk
 Feeds = dict[tuple[str, str], dict[int, str]]
 
 
-def _rebound(function: cst.FunctionDef) -> set[str]:
-    """The names ``function`` assigns anywhere in its body (nested defs included: conservative)."""
+def _rebound(nodes: Sequence[cst.CSTNode]) -> set[str]:
+    """The names the statements ``nodes`` assign (nested defs included: conservative)."""
     names: set[str] = set()
-    for node in walk(function.body, into_defs=True):
+    for node in (n for stmt in nodes for n in walk(stmt, into_defs=True)):
         if type(node) is cst.Assign:
             for t in node.targets:
                 names.update(target_names(t.target))
@@ -58,21 +60,31 @@ def record_feed(feeds: Feeds, ctx, node: cst.Call) -> None:
     function, class_def = ctx.function, ctx.class_def
     func = node.func
     if function is None or class_def is None or not ctx.in_module_class or type(func) is not cst.Attribute \
-            or type(func.value) is not cst.Name or not node.args or node.args[0].keyword or node.args[0].star:
+            or type(func.value) is not cst.Name or not node.args:
         return
     params = [p.name.value for p in list(function.params.posonly_params) + list(function.params.params)]
-    if len(params) < 2 or func.value.value != params[0] or type(node.args[0].value) is not cst.Name:
+    if len(params) < 2 or func.value.value != params[0]:
         return
-    name = node.args[0].value.value
-    if name not in params[1:] or any(p.star for p in all_params(function.params) if p.name.value == name):
+    given = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
+    given += [e.value for arg in given[1:] if isinstance(arg, (cst.Tuple, cst.List))
+              for e in arg.elements if type(e) is cst.Element]
+    names = [e.value for e in given if type(e) is cst.Name and e.value in params[1:]]
+    if not names:
         return
     layer = ctx.fact(func)
     if layer.kind != MODULE or not (layer.qual or "").startswith("torch.nn.") or not layer.params:
         return
-    if not any(node is n for line in _opening(function) for n in walk(line)) or name in _rebound(function):
+    lines = _opening(function)
+    at = next((i for i, line in enumerate(lines) if any(node is n for n in walk(line))), None)
+    if at is None:
         return
+    rebound = _rebound(lines[:at]) | {t for n in walk(lines[at]) if type(n) is cst.NamedExpr
+                                      for t in target_names(n.target)}
+    starred = {p.name.value for p in all_params(function.params) if p.star}
     found = feeds.setdefault((class_def.name.value, function.name.value), {})
-    found.setdefault(params.index(name) - 1, f"self.{func.attr.value}")
+    for name in names:
+        if name not in rebound and name not in starred:
+            found.setdefault(params.index(name) - 1, f"self.{func.attr.value}")
 
 
 def fed_layer(feeds: Feeds, receiver: Fact, method: str, index: int) -> Optional[str]:

@@ -8,14 +8,15 @@ import libcst as cst
 
 from shapecheck.rules.helpers.calls import keyword, method_call, torch_name
 from shapecheck.rules.helpers.messages import short
-from shapecheck.semantic.facts import CPU, CUDA, MAYBE_CUDA, MPS, Device, Fact, SameDeviceAs
+from shapecheck.semantic.facts import CPU, CUDA, MAYBE_CUDA, META, MPS, Device, Fact, SameDeviceAs
 from shapecheck.semantic.eval.data_loading import LOADER, PROGRESS_BARS
 from shapecheck.semantic.syntax import is_name, sub_blocks, target_names
 from shapecheck.semantic.torch_api import FACTORIES
 
 # the device values of the facts, and how messages name them: not a table of torch
-_CONCRETE = {CPU, CUDA, MPS, MAYBE_CUDA}
-DEVICE_WORDS = {CPU: "the CPU", CUDA: "CUDA", MPS: "MPS", MAYBE_CUDA: "CUDA when it is available"}
+_CONCRETE = {CPU, CUDA, MPS, META, MAYBE_CUDA}
+DEVICE_WORDS = {CPU: "the CPU", CUDA: "CUDA", MPS: "MPS", META: "the meta device",
+                MAYBE_CUDA: "CUDA when it is available"}
 
 
 def known_device(fact: Fact) -> Optional[Device]:
@@ -37,7 +38,7 @@ def _smalls(stmts: Sequence[cst.CSTNode]) -> Iterator[cst.BaseSmallStatement]:
                 yield from _smalls(block)
 
 
-def _factory_root(ctx, expr: cst.BaseExpression) -> Optional[cst.Call]:
+def factory_root(ctx, expr: cst.BaseExpression) -> Optional[cst.Call]:
     """The torch factory call without ``device=`` that ``expr`` is (or a method chain on one)."""
     while True:
         if type(expr) is cst.Call and torch_name(ctx, expr.func) in FACTORIES | {"from_numpy"}:
@@ -87,7 +88,7 @@ def cpu_origin(ctx, expr: cst.BaseExpression) -> Optional[tuple[str, str]]:
     moves (moving it left the tensor behind)."""
     function = ctx.function
     where = f" in `{function.name.value}`" if function is not None else ""
-    made = _factory_root(ctx, expr)
+    made = factory_root(ctx, expr)
     if made is not None:
         return (f"`{short(ctx, expr)}` is created on the CPU{where} ({_why(ctx, made)})", _fix(ctx, made))
     if type(expr) is cst.Name:
@@ -98,7 +99,7 @@ def cpu_origin(ctx, expr: cst.BaseExpression) -> Optional[tuple[str, str]]:
     if type(expr) is cst.Name and function is not None:
         values = [small.value for small in _smalls(function.body.body) if type(small) is cst.Assign
                   and any(type(t.target) is cst.Name and t.target.value == expr.value for t in small.targets)]
-        made = _factory_root(ctx, values[0]) if len(values) == 1 else None
+        made = factory_root(ctx, values[0]) if len(values) == 1 else None
         if made is not None:
             return (f"`{expr.value}` is created on the CPU{where} ({_why(ctx, made)})", _fix(ctx, made))
         helper = values[0] if len(values) == 1 and type(values[0]) is cst.Call else None

@@ -8,6 +8,7 @@ from typing import Optional
 import libcst as cst
 
 from shapecheck.rules.base import Rule, register
+from shapecheck.rules.device.first_iteration import first_iteration_fact
 from shapecheck.rules.device.method_inputs import Feeds, fed_layer, record_feed
 from shapecheck.rules.device.operands import same_device_operands
 from shapecheck.rules.device.placement import DEVICE_WORDS, cpu_origin, known_device, placed_note
@@ -94,6 +95,15 @@ a loss built with a CPU weight tensor (`nn.BCEWithLogitsLoss(pos_weight=torch.te
 `nn.CrossEntropyLoss(weight=w)`, `F.cross_entropy(out, y, weight=w)`) given a CUDA input: the loss
 registers the weight as a buffer, which `criterion.to(device)` moves.
 
+The `meta` device (`torch.device("meta")`, `.to("meta")`) is a device of its own: a meta tensor
+meets no tensor of another device (a 0-dim CPU tensor aside). A module filled with
+`load_state_dict(..., assign=True)` or `to_empty(device=...)` leaves it; a file that builds
+models under `with torch.device(...)` is not judged by where its factories are. A device given
+by the file's calls (`main(torch.device("meta"), loader)`) reaches the helpers it is passed to.
+In a loop whose body rebinds a name (`input_ids = torch.cat([input_ids, nxt], 1)`), a module
+called on it before any rebinding, outside any `if`, and with no `continue` before, runs on the
+value bound before the loop on the first iteration.
+
 ## Why is this bad?
 Kernels run on one device; torch does not copy operands for you and raises
 `RuntimeError: Expected all tensors to be on the same device`. Code developed on a laptop
@@ -153,6 +163,15 @@ out = model(x)
         "crit3 = nn.BCEWithLogitsLoss(pos_weight=torch.tensor(3.0))\n"
         "x, y = torch.randn(8, 4).cuda(), torch.randint(0, 3, (8,)).cuda()\n"
         "loss = crit(model(x), y) + crit2(model(x), y) + crit3(model(x), torch.rand(8, 3).cuda())\n",
+        # a model built on the meta device on purpose, then materialised on the GPU
+        "import torch\nimport torch.nn as nn\nwith torch.device('meta'):\n    model = nn.Linear(4, 2)\n"
+        "model = model.to_empty(device='cuda')\nout = model(torch.randn(8, 4).cuda())\n",
+        # the loop moves the state before the module first meets it
+        "import torch\nimport torch.nn as nn\nmodel = nn.GRUCell(4, 4).cuda()\nh = torch.zeros(2, 4)\n"
+        "for x in torch.randn(5, 2, 4).cuda():\n    h = h.to(x.device)\n    h = model(x, h)\n",
+        # the first iteration skips the call: later ones see the moved value
+        "import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 4).cuda()\nh = torch.zeros(2, 4)\n"
+        "for i in range(3):\n    if i == 0:\n        h = h.cuda()\n        continue\n    h = model(h)\n",
     )
     invalid = (
         "import torch\nx = torch.tensor([1.0])\ny = torch.tensor([2.0]).cuda()\nz = x + y  # <--\n",
@@ -193,6 +212,19 @@ out = model(x)
         "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\nmodel = nn.Linear(4, 3).cuda()\n"
         "w = torch.tensor([1.0, 2.0, 3.0])\nx, y = torch.randn(8, 4).cuda(), torch.randint(0, 3, (8,)).cuda()\n"
         "loss = F.cross_entropy(model(x), y, weight=w)  # <--\n",
+        # the meta device (shapes without data) mixes with no other device
+        "import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 2).to(torch.device('meta'))\n"
+        "out = model(torch.randn(8, 4))  # <--\n",
+        # the loop joins what it rebinds: its first iteration runs the module on the CPU tensor
+        "import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 4).cuda()\nh = torch.zeros(2, 4)\n"
+        "for _ in range(3):\n    with torch.no_grad():\n        out = model(h)  # <--\n"
+        "    h = torch.cat([h, out])[-2:]\n",
+        # a slice of a table made from NumPy stays on the CPU
+        "import numpy as np\nimport torch\nimport torch.nn as nn\nclass Enc(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.embed = nn.Embedding(10, 4)\n"
+        "    def forward(self, x):\n        pe = torch.from_numpy(np.ones((16, 4))).float()\n"
+        "        h = self.embed(x)\n        return h + pe[: h.size(1)]  # <--\n"
+        "enc = Enc().cuda()\nout = enc(torch.randint(0, 10, (2, 8)).cuda())\n",
     )
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
@@ -201,6 +233,11 @@ out = model(x)
 
     def __init__(self) -> None:
         self._feeds: Feeds = {}
+
+    def carry_from(self, plain: "CrossDeviceOperation") -> None:
+        """Take the layers that the plain walk of the file saw methods feed (a call-site context
+        walks one function only)."""
+        self._feeds = plain._feeds
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         """Torch functions and methods on tensors of different devices, and a module called on an
@@ -226,6 +263,11 @@ out = model(x)
             args = [e.value for a in args for e in (a.elements if isinstance(a, (cst.Tuple, cst.List)) else ())
                     if type(e) is cst.Element] + [a for a in args if not isinstance(a, (cst.Tuple, cst.List))]
         for arg, fact in _inputs(ctx, args, local):
+            first = ""
+            if known_device(fact) is None and not fact.elems:
+                entry = first_iteration_fact(ctx, arg)
+                if entry is not None and known_device(entry) is not None:
+                    fact, first = entry, " on the first iteration of the loop"
             device = known_device(fact)
             if fact.kind != TENSOR or device is None:
                 continue
@@ -247,7 +289,7 @@ out = model(x)
             ctx.report(
                 node,
                 f"module `{module}` is on {DEVICE_WORDS[module_device]}{placed_note(callee)} but its "
-                f"input `{short(ctx, arg)}` is on {DEVICE_WORDS[device]}: the call raises RuntimeError "
+                f"input `{short(ctx, arg)}` is on {DEVICE_WORDS[device]}{first}: the call raises RuntimeError "
                 f"(Expected all tensors to be on the same device){_when(when)}; move the input "
                 f"with `.to(device)`",
             )

@@ -11,6 +11,7 @@ from shapecheck.rules.base import Example, Fix, Rule, register
 from shapecheck.rules.helpers import fix_safety
 from shapecheck.rules.helpers.calls import dotted_name, method_call
 from shapecheck.rules.helpers.messages import short
+from shapecheck.rules.shape.bound_values import value_before
 from shapecheck.semantic.facts import LEAF_REQUIRES_GRAD, MODULE, TENSOR, Fact
 from shapecheck.semantic.torch_api import CONVERTING_METHODS, TENSOR_PROPERTIES
 
@@ -27,7 +28,9 @@ class DiscardedDeviceMove(Rule):
 ## What it does
 Flags `x.cuda()`, `x.cpu()`, `x.to(...)`, `x.float()`, `x.half()`, `x.long()` and the like
 used as a statement, when `x` is known to be a tensor (also an element of a batch of a
-`DataLoader` over a `TensorDataset` or a `torchvision` dataset, with the default collate).
+`DataLoader` over a `TensorDataset` or a `torchvision` dataset, with the default collate), or
+when the call passes what only the tensor methods take (`x.cuda(gpu, non_blocking=True)`:
+`nn.Module.cuda` has no `non_blocking`).
 Modules are not flagged: `model.cuda()` moves a module in place and is correct; receivers of
 unknown kind are not flagged either.
 
@@ -58,6 +61,11 @@ module, `self.double()`, which converts its parameters in place).
         "import torch\nx = torch.randn(3)\nx = x.cuda()\n",
         "import torch\nimport torch.nn as nn\nmodel = nn.Linear(3, 3)\nmodel.cuda()\nmodel.to('cpu')\nmodel.float()\n",
         "def prepare(model):\n    model.cuda()\n",
+        # an in-place update, then a discarded copy in the dtype the tensor already has
+        "import torch.nn as nn\ndef merge(layer: nn.Linear, delta):\n    orig_dtype = layer.bias.data.dtype\n"
+        "    layer.bias.data.add_(delta).to(orig_dtype)\n",
+        # `nn.Module.to` takes `non_blocking` too: the receiver may be a module, moved in place
+        "def prepare(model, device):\n    model.to(device, non_blocking=True)\n",
         # a loader with a collate function may yield anything (an object whose `.to` works in place)
         "import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n"
         "loader = DataLoader(TensorDataset(torch.randn(8, 3)), batch_size=4, collate_fn=collate)\n"
@@ -113,6 +121,13 @@ module, `self.double()`, which converts its parameters in place).
             "loader = DataLoader(TensorDataset(torch.randn(8, 3), torch.randn(8)), batch_size=4)\n"
             "for data, target in loader:\n    data = data.to('cuda')  # <--\n",
         ),
+        # `nn.Module.cuda` has no `non_blocking`: the receiver is a tensor
+        Example(
+            "def validate(loader, model, gpu):\n    for images, target in loader:\n"
+            "        images.cuda(gpu, non_blocking=True)  # <--\n        output = model(images)\n",
+            fixed="def validate(loader, model, gpu):\n    for images, target in loader:\n"
+            "        images = images.cuda(gpu, non_blocking=True)  # <--\n        output = model(images)\n",
+        ),
         Example(
             "import torch\nw = torch.randn(3, requires_grad=True)\nw.double()  # <--\n",
             unsafe_fixed="import torch\nw = torch.randn(3, requires_grad=True)\nw = w.double()  # <--\n",
@@ -128,10 +143,16 @@ module, `self.double()`, which converts its parameters in place).
         receiver, method = call
         if method == "type" and not value.args:
             return
-        fact = ctx.fact(receiver)
-        if fact.kind != TENSOR:
+        if method == "to" and _own_dtype_after_inplace(ctx, receiver, value):
             return
-        name = short(ctx, receiver)
+        fact = ctx.fact(receiver)
+        if fact.kind != TENSOR and not (fact.kind is None and _tensor_only_call(value, method)):
+            return
+        written = method_call(receiver)
+        # `w.add_(d).to(...)`: the in-place op returns `w` itself
+        held = written[0] if written is not None and written[1].endswith("_") and not written[1].startswith("_") \
+            else receiver
+        name = short(ctx, held)
         moved = short(ctx, node.value)
         safety, advice = _assign_back(ctx, node, receiver, fact)
         if advice is None:
@@ -148,6 +169,27 @@ module, `self.double()`, which converts its parameters in place).
             f"the result is thrown away, so `{name}` keeps its old device and dtype; {advice}",
             fix=fix,
         )
+
+
+def _own_dtype_after_inplace(ctx, receiver: cst.BaseExpression, call: cst.Call) -> bool:
+    """``w.add_(d).to(dtype)`` where ``dtype = w.dtype`` was read before: the in-place op has
+    already written ``w``, and the discarded copy in its own dtype (or device) changes nothing."""
+    inner = method_call(receiver)
+    if inner is None or not inner[1].endswith("_") or inner[1].startswith("_"):
+        return False
+    if len(call.args) != 1 or call.args[0].keyword is not None or type(call.args[0].value) is not cst.Name:
+        return False
+    bound = value_before(ctx, call.args[0].value.value, call)
+    return type(bound) is cst.Attribute and bound.attr.value in ("dtype", "device") \
+        and ctx.source(bound.value) == ctx.source(inner[0])
+
+
+def _tensor_only_call(call: cst.Call, method: str) -> bool:
+    """``x.cuda(..., non_blocking=True)``, ``x.cpu(memory_format=...)``: arguments that
+    ``nn.Module.cuda``/``cpu`` do not take (a module given them raises TypeError), so ``x`` is a
+    tensor (or another value these methods copy, never move in place)."""
+    return method in ("cuda", "cpu") and any(
+        a.keyword is not None and a.keyword.value in ("non_blocking", "memory_format") for a in call.args)
 
 
 def _assign_back(ctx, node: cst.Expr, receiver: cst.BaseExpression, fact: Fact):

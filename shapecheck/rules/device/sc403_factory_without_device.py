@@ -8,9 +8,12 @@ from typing import Optional
 import libcst as cst
 
 from shapecheck.rules.base import Example, Fix, Rule, register
+from shapecheck.rules.device.device_generic import placing_params
+from shapecheck.rules.device.helper_results import placing_tensor, returned_factories, returned_items, tested
+from shapecheck.rules.device.method_inputs import Feeds, fed_layer, record_feed
 from shapecheck.rules.device.moved_values import moved_module, moved_to, moves_to_device
 from shapecheck.rules.device.operands import same_device_operands
-from shapecheck.rules.device.placement import known_device
+from shapecheck.rules.device.placement import DEVICE_WORDS, known_device, placed_note
 from shapecheck.rules.helpers import fix_safety
 from shapecheck.rules.helpers.calls import (
     dotted_name, is_name, is_number, keyword, method_call, positional, torch_name,
@@ -19,12 +22,21 @@ from shapecheck.rules.helpers.messages import short
 from shapecheck.semantic.evidence import PARAMETERS, scan_function
 from shapecheck.semantic.saved_tensors import names_read
 from shapecheck.rules.helpers.scopes import scope_of
-from shapecheck.semantic.facts import BOOL, CPU, FLOAT, INT, LEAF_REQUIRES_GRAD, MODULE, SIZE, TENSOR, SameDeviceAs
+from shapecheck.semantic.facts import (
+    BOOL, CPU, CUDA, FLOAT, INT, LEAF_REQUIRES_GRAD, META, MODULE, MPS, SIZE, TENSOR, SameDeviceAs,
+)
 from shapecheck.semantic.walk import walk
 from shapecheck.semantic.torch_api import (
     DTYPE_KINDS, FACTORIES, FLOAT_DEFAULT_FACTORIES, LEGACY_TENSOR_CLASSES, NEW_TENSOR_METHODS, TENSOR_DEVICE_METHODS,
     TENSOR_METADATA_METHODS, TENSOR_TO_PYTHON_METHODS,
 )
+
+
+def _indexed_to_scalar(ctx, factory: cst.Call, picked: int) -> bool:
+    """True when ``picked`` int indices leave no dim of what ``factory`` makes (``torch.rand(2)[1]``
+    is 0-dim, and a 0-dim CPU tensor mixes with any device)."""
+    sizes = ctx.factory_sizes(factory)
+    return sizes is not None and len(sizes[1]) <= picked
 
 
 def _nonzero_rank_factory(ctx, node: cst.CSTNode, ints: frozenset = frozenset()) -> Optional[str]:
@@ -147,8 +159,9 @@ def _is_size_int(expr: cst.BaseExpression) -> bool:
     return type(expr) is cst.Call and type(expr.func) is cst.Name and expr.func.value == "len"
 
 
-#: torch calls that build a new tensor from data: the result is on the CPU whatever the input.
-_FRESH = FACTORIES | LEGACY_TENSOR_CLASSES | {"from_numpy"}
+#: torch calls that build a new tensor from data: the result is on the CPU whatever the input
+#: (``torch._shape_as_tensor(x)`` holds ``x``'s sizes, on the CPU whatever ``x``'s device).
+_FRESH = FACTORIES | LEGACY_TENSOR_CLASSES | {"from_numpy", "_shape_as_tensor"}
 
 #: methods whose result is not on the receiver's device (or not a tensor)
 _DEVICE_CHANGING = (TENSOR_DEVICE_METHODS | {"type", "type_as"} | NEW_TENSOR_METHODS | TENSOR_TO_PYTHON_METHODS
@@ -245,6 +258,9 @@ def _keeps_tensor(ctx, name: str, value: cst.BaseExpression) -> bool:
     return name in names_read(value)
 
 
+#: devices that a CPU tensor that is not 0-dim never mixes with
+_ELSEWHERE = frozenset({CUDA, MPS, META})
+
 #: the exception of a finding about a module that this file never moves
 ON_CPU_ONLY = "the module stays on the CPU"
 
@@ -271,6 +287,16 @@ a parameter or registered buffer of it (`self.scale * torch.ones(d)`) raises whe
 on a GPU. A plain tensor attribute (`self.mean = torch.tensor([...])` in `__init__`) of a module
 the file moves (also built with arguments, or inside an `nn.Sequential` that is moved) stays on
 the CPU and meets the input there.
+
+A plain function counts when it places other tensors by its parameter (`batch.new_tensor(...)`,
+`device=batch.device`, `torch.zeros_like(batch)`): it is written for that parameter on any
+device. A factory result that meets a tensor the facts place on a GPU (or the meta device) where
+they cannot place the factory's operand (`cov + self.eps * torch.eye(d)`) is flagged too. A
+helper of the file that returns a factory result without `device=` (`init_hidden`) is flagged
+at the factory when its result reaches, unmoved, a layer of a module on a GPU, and when another
+`return` of the same function makes its result on a tensor's device (`weight.new_zeros(...)`).
+Shape tensors (`torch._shape_as_tensor(x)`, `torch.tensor(x.shape)`) are CPU tensors whatever
+`x`'s device, and a CPU factory beside them is right: they are not flagged.
 
 ## Why is this bad?
 A factory without `device=` builds its tensor on the CPU. The function works as long as its
@@ -316,6 +342,11 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
         "import torch\nimport torch.nn as nn\nclass Scale(nn.Module):\n    def __init__(self):\n"
         "        super().__init__()\n        self.w = nn.Parameter(torch.ones(4))\n    def forward(self, x):\n"
         "        return x * (self.w * torch.tensor(0.5))\n",
+        # an int index leaves a 0-dim CPU tensor, which mixes with a parameter on any device
+        "import torch\nimport torch.nn as nn\nclass Fbank(nn.Module):\n    def __init__(self, n, factor):\n"
+        "        super().__init__()\n        self.factor = factor\n        self.band = nn.Parameter(torch.ones(n))\n"
+        "    def forward(self, x):\n        band = self.band.repeat(x.shape[1], 1).transpose(0, 1)\n"
+        "        r = 1.0 + torch.rand(2) * 2 * self.factor - self.factor\n        return band * r[1]\n",
         # registered statistics move with the module
         "import torch\nimport torch.nn as nn\nclass Normalize(nn.Module):\n    def __init__(self):\n"
         "        super().__init__()\n"
@@ -326,6 +357,32 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
         "import torch\nimport torch.nn as nn\nclass DropPath(nn.Module):\n    def forward(self, x):\n"
         "        shape = (x.shape[0],) + (1,) * (x.ndim - 1)\n"
         "        mask = torch.rand(shape, device=x.device) < 0.9\n        return x * mask / 0.9\n",
+        # shape tensors are on the CPU whatever the input's device: a CPU factory is right beside them
+        "import torch\nfrom torch import Tensor\ndef scaled_size(x: Tensor) -> Tensor:\n"
+        "    size = torch._shape_as_tensor(x)\n    return size * torch.tensor([1, 2, 2, 1])\n",
+        "import torch\nfrom torch import Tensor\ndef padded_size(x: Tensor) -> Tensor:\n"
+        "    size = torch.tensor(x.shape)\n    return torch.cat([size, torch.ones(2, dtype=torch.long)])\n",
+        "import torch\nimport torch.nn as nn\nclass Sizes(nn.Module):\n    def forward(self, x):\n"
+        "        size = torch.tensor(x.size())\n"
+        "        return torch.where(size > 1, size, torch.zeros(4, dtype=torch.long))\n",
+        "import torch\nimport torch.nn as nn\nclass Sizes(nn.Module):\n    def forward(self, x):\n"
+        "        half = torch._shape_as_tensor(x)[2:] // 2\n        return half + torch.arange(2)\n",
+        # a plain function that places nothing by its parameter may be a CPU-only script's
+        "import torch\ndef shift(x):\n    x = x.float()\n    return x - torch.tensor([0.5, 0.4, 0.3]).view(-1, 1, 1)\n",
+        # the other return has no tensor to place its result by
+        "import torch\ndef make_state(n, like=None):\n    if like is None:\n        return torch.zeros(n, 4)\n"
+        "    return like.new_zeros(n, 4)\n",
+        # the caller moves the helper's result before the module meets it
+        "import torch\nimport torch.nn as nn\nclass Rnn(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.gru = nn.GRU(4, 8)\n    def forward(self, x, h):\n"
+        "        return self.gru(x, h)\n    def init_hidden(self, b):\n        return torch.zeros(1, b, 8)\n"
+        "def run(model, x):\n    h = model.init_hidden(x.size(1)).cuda()\n    return model(x, h)\n"
+        "run(Rnn().cuda(), torch.randn(5, 2, 4).cuda())\n",
+        # a module built on the meta device on purpose: its factories are there too
+        "import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.fc = nn.Linear(4, 4)\n    def forward(self, x):\n"
+        "        return self.fc(x) + torch.ones(4)\nwith torch.device('meta'):\n    model = Net()\n"
+        "out = model(torch.randn(2, 4))\n",
     )
     invalid = (
         Example(
@@ -382,6 +439,36 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
         "        self.mean = torch.tensor([0.5, 0.4, 0.3]).view(1, 3, 1, 1)\n    def forward(self, x):\n"
         "        return self.backbone(x - self.mean)  # <--\n"
         "model = Normalized(nn.Conv2d(3, 8, 3))\nmodel.to(torch.device('cuda'))\n",
+        # the helper's CPU state reaches the recurrent layer of the module the caller moved: said
+        # where the state is made
+        "import torch\nimport torch.nn as nn\nclass Rnn(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.gru = nn.GRU(4, 8)\n    def forward(self, x, h):\n"
+        "        return self.gru(x, h)\n    def init_hidden(self, b):\n"
+        "        return torch.zeros(1, b, 8)  # <--\n"
+        "def run(model, x):\n    h = model.init_hidden(x.size(1))\n    return model(x, h)\n"
+        "run(Rnn().cuda(), torch.randn(5, 2, 4).cuda())\n",
+        # the factory meets a tensor computed from the input of a module the file moves
+        "import torch\nimport torch.nn as nn\nclass Cov(nn.Module):\n    def __init__(self, eps=1e-4):\n"
+        "        super().__init__()\n        self.eps = eps\n        self.proj = nn.Linear(4, 9)\n"
+        "    def forward(self, x):\n        L = self.proj(x).view(-1, 3, 3)\n"
+        "        return L @ L.transpose(1, 2) + self.eps * torch.eye(3)  # <--\n"
+        "head = Cov().cuda()\nout = head(torch.randn(2, 4).cuda())\n",
+        # the function places `std` by `batch`: it is written for a batch on any device
+        Example(
+            "import torch\ndef normalize(batch):\n    mean = torch.tensor([0.485, 0.456, 0.406]).view(-1, 1, 1)\n"
+            "    std = batch.new_tensor([0.229, 0.224, 0.225]).view(-1, 1, 1)\n"
+            "    return (batch - mean) / std  # <--\n",
+            fixed="import torch\ndef normalize(batch):\n"
+            "    mean = torch.tensor([0.485, 0.456, 0.406], device=batch.device).view(-1, 1, 1)\n"
+            "    std = batch.new_tensor([0.229, 0.224, 0.225]).view(-1, 1, 1)\n"
+            "    return (batch - mean) / std  # <--\n",
+        ),
+        # the other return makes the state on the device of the module's weights
+        "import torch\nimport torch.nn as nn\nclass Rnn(nn.Module):\n    def __init__(self, kind):\n"
+        "        super().__init__()\n        self.kind = kind\n        self.rnn = nn.LSTM(4, 8)\n"
+        "    def init_hidden(self, b):\n        weight = next(self.parameters())\n        if self.kind == 'LSTM':\n"
+        "            return weight.new_zeros(1, b, 8), weight.new_zeros(1, b, 8)\n"
+        "        return torch.zeros(1, b, 8)  # <--\n",
         # a drop-path mask made on the CPU
         Example(
             "import torch\nimport torch.nn as nn\nclass DropPath(nn.Module):\n    def forward(self, x):\n"
@@ -412,6 +499,15 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
         self._buffer_names: dict[int, tuple[cst.ClassDef, frozenset[str]]] = {}
         # names bound to a factory result that an assignment rebinds to something else
         self._rebound: dict[tuple[int, str], cst.Assign] = {}
+        # the layers that methods of the file's module classes give their parameters to
+        self._feeds: Feeds = {}
+        # the factories already reported as the origin of a helper's CPU result
+        self._origins: set[int] = set()
+
+    def carry_from(self, plain: "FactoryWithoutDevice") -> None:
+        """Take the layers that the plain walk of the file saw methods feed (a call-site context
+        walks one function only)."""
+        self._feeds = plain._feeds
 
     def _in_scope(self, ctx) -> bool:
         """True inside a function that has a tensor parameter: ``forward`` of an ``nn.Module``
@@ -460,17 +556,18 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
         """For a method of an ``nn.Module`` class (it runs where the module runs, as ``forward``
         does), the unannotated parameters (not its receiver) that its body uses as only a tensor
         can be used (:mod:`~shapecheck.semantic.evidence`), and as nothing else. A plain function
-        may be a CPU-only script's: nothing."""
+        may be a CPU-only script's: only the parameters it places other tensors by count
+        (``batch.new_tensor(...)``, see :mod:`.device_generic`)."""
         key = id(function)
         found = self._evidence_params.get(key)
-        if found is None and ctx.in_module_class is not True:
-            found = self._evidence_params[key] = frozenset()
         if found is None:
-            table = scan_function(function, ctx.imports.resolve).at(PARAMETERS)
+            generic = ctx.in_module_class is True or bool(placing := placing_params(ctx, function))
+            table = scan_function(function, ctx.imports.resolve).at(PARAMETERS) if generic else {}
             declared = list(_params(function).values())
             receiver = declared[0].name.value if declared and ctx.class_def is not None else None
             found = self._evidence_params[key] = frozenset(
                 p.name.value for p in declared if p.annotation is None and p.name.value != receiver
+                and (ctx.in_module_class is True or p.name.value in placing)
                 and (ev := table.get(p.name.value)) is not None and ev.tensor and not ev.poisoned)
         return found
 
@@ -533,9 +630,85 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         """Torch functions and methods between a factory result without ``device=`` and a tensor
         computed from an input, and such a result given to a layer of the module."""
+        record_feed(self._feeds, ctx, node)
         self._check(node, ctx)
         self._layer_input(node, ctx)
         self._moved_module_input(node, ctx)
+        self._helper_result_input(node, ctx)
+
+    def visit_Expr(self, node: cst.Expr, ctx) -> None:
+        """``model.load_state_dict(sd, assign=True)``: the module now holds the state dict's
+        tensors, wherever they are; where it was moved no longer says where it is."""
+        call = node.value
+        method = method_call(call)
+        if method is not None and method[1] == "load_state_dict" and type(method[0]) is cst.Name \
+                and any(a.keyword is not None and a.keyword.value == "assign" for a in call.args):  # type: ignore[attr-defined]
+            self._moved.pop((id(ctx.function), method[0].value), None)
+
+    def visit_Return(self, node: cst.Return, ctx) -> None:
+        """A ``return`` of a factory result without ``device=`` in a function whose other ``return``
+        makes its result on the device of a tensor (``return weight.new_zeros(...)``): the function
+        is written for that tensor's device, and this path gives its callers a CPU tensor."""
+        function = ctx.function
+        if function is None or node.value is None:
+            return
+        made = [call for item in returned_items(node) if (call := self._factory(item, function, ctx)) is not None
+                and ctx.fact(call).device == CPU]
+        if not made:
+            return
+        for other in walk(function.body):
+            if type(other) is not cst.Return or other is node:
+                continue
+            placed = [(item, tensor) for item in returned_items(other)
+                      if (tensor := placing_tensor(ctx, item)) is not None
+                      and not (type(tensor) is cst.Name and tested(function, tensor.value))]
+            if not placed:
+                continue
+            item, tensor = placed[0]
+            where = short(ctx, tensor)
+            ctx.report(
+                made[0],
+                f"`{short(ctx, made[0])}` is created on the CPU (no `device=`), but another `return` of "
+                f"`{function.name.value}` makes its result on the device of `{where}` (`{short(ctx, item)}`): "
+                f"callers get a CPU tensor on this path, which fails where it meets tensors on `{where}`'s "
+                f"device (Expected all tensors to be on the same device) when that is a GPU; pass "
+                f"`device={where}.device`",
+                condition=f"`{where}` is on the CPU",
+            )
+            return
+
+    def _helper_result_input(self, node: cst.Call, ctx) -> None:
+        """A module the facts place on a GPU (or the meta device) given, for an input that meets
+        its weights, a name bound to the result of a helper of the file that returns a factory result
+        without ``device=`` (``hidden = model.init_hidden(b)``; ``model(data, hidden)``): reported
+        at the factory, in the helper, where the fix belongs."""
+        callee = ctx.fact(node.func)
+        device = known_device(callee)
+        if callee.kind != MODULE or device not in _ELSEWHERE or (callee.qual or "").startswith("torch.nn."):
+            return  # a `torch.nn` layer given the helper's result: SC401 speaks, naming the helper
+        for index, arg in enumerate(positional(node)):
+            layer = fed_layer(self._feeds, callee, "forward", index)
+            fact = ctx.fact(arg)
+            held = (fact,) if fact.kind == TENSOR else fact.elems or () if fact.kind is None else ()
+            if layer is None or type(arg) is not cst.Name or not held or not all(
+                    f.kind == TENSOR and f.device == CPU and not f.is_scalar_cpu for f in held):
+                continue
+            values = ctx.assigned_values(arg.value)
+            helper = ctx.local_callee(values[0]) if len(values) == 1 and type(values[0]) is cst.Call else None
+            if helper is None:
+                continue
+            made = next((m for m in returned_factories(ctx, helper) if ctx.fact(m).device == CPU), None)
+            if made is not None and id(made) not in self._origins:  # said once, at its first factory
+                self._origins.add(id(made))
+                ctx.report(
+                    made,
+                    f"`{short(ctx, made)}` is created on the CPU (no `device=`) and returned by "
+                    f"`{helper.name.value}`, and `{arg.value} = {short(ctx, values[0])}` is given to "
+                    f"`{short(ctx, node.func)}`, which is on {DEVICE_WORDS[device]}{placed_note(callee)} and runs "
+                    f"`{layer}` on it: `{short(ctx, node)}` raises RuntimeError (Expected all tensors to be on the "
+                    f"same device); pass `device=` (the device of the module's parameters or input) where it is "
+                    f"created",
+                )
 
     def _moved_module_input(self, node: cst.Call, ctx) -> None:
         """A module the function moved to a device it names (``netG = Generator().to(device)``)
@@ -589,8 +762,12 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
                 continue
             if type(expr) is cst.Subscript and all(type(e.slice) is cst.Slice or (
                     type(e.slice) is cst.Index and ctx.fact(e.slice.value).kind == INT) for e in expr.slice):
-                expr = expr.value  # `ids[:, :keep]`: a slice is where its tensor is
-                continue
+                picked = sum(1 for e in expr.slice if type(e.slice) is cst.Index)
+                if not picked:
+                    expr = expr.value  # `ids[:, :keep]`: a slice is where its tensor is
+                    continue
+                made = self._factory(expr.value, function, ctx)
+                return None if made is None or _indexed_to_scalar(ctx, made, picked) else made
             if type(expr) is cst.UnaryOperation:
                 expr = expr.expression
                 continue
@@ -756,9 +933,34 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
                 fix=Fix(call, fixed, safe=safety) if safety is not None else None,
             )
             return
-        if self._meets_moved(node, what, operands, made, scope, ctx):
+        if self._meets_placed(node, what, operands, made, ctx) \
+                or self._meets_moved(node, what, operands, made, scope, ctx):
             return
         self._meets_parameter(node, what, operands, made, scope, ctx)
+
+    @staticmethod
+    def _meets_placed(node: cst.CSTNode, what: str, operands: list[cst.BaseExpression],
+                      made: list[tuple[cst.BaseExpression, cst.Call]], ctx) -> bool:
+        """A factory result without ``device=`` that the facts do not place (``eps * torch.eye(d)``
+        with ``eps`` unknown: on the CPU, or the product raises already) meets a tensor they place on
+        another device (``cov``, computed from the input of a module the file moves to CUDA):
+        reported, True. Where the facts place both, SC401 speaks."""
+        for op, call in made:
+            if ctx.fact(op).device is not None or ctx.fact(call).device != CPU:
+                continue
+            for operand in operands:
+                fact = ctx.fact(operand)
+                device = known_device(fact)
+                if any(operand is o for o, _ in made) or fact.kind != TENSOR or device not in _ELSEWHERE:
+                    continue
+                ctx.report(
+                    node,
+                    f"`{short(ctx, call)}` is created on the CPU (no `device=`) and meets `{short(ctx, operand)}`, "
+                    f"which is on {DEVICE_WORDS[device]}{placed_note(fact)}: `{what}` raises RuntimeError (Expected "
+                    f"all tensors to be on the same device); pass `device={short(ctx, operand)}.device`",
+                )
+                return True
+        return False
 
     def _meets_moved(self, node: cst.CSTNode, what: str, operands: list[cst.BaseExpression],
                      made: list[tuple[cst.BaseExpression, cst.Call]], scope, ctx) -> bool:

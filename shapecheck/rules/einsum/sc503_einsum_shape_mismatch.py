@@ -62,7 +62,11 @@ view keeps (`B`, `N`): one index bound to two of them is flagged, and the messag
 exception ("raises unless `T` equals `C//self.n_head` or one of them is 1"). Sizes from a
 config, an attribute, a parameter or another tensor may be equal by construction: never flagged.
 `q, k, v = qkv` binds the rows of `qkv` (its dims after the first), and an operand of unknown
-kind counts with the shape its uses gave (einsum takes only tensors).
+kind counts with the shape its uses gave (einsum takes only tensors). The sizes a module class
+takes in `__init__` are the ints every construction of the class in the file gives them
+(`NodeProjection(65, 38)(torch.randn(2, 4, 65, 3))`) when its methods are checked with the
+facts of their calls (see SC203), through helper methods (`self.mul(x_ft, self.weights)`) and
+`torch.fft` transforms (`rfft` gives `n // 2 + 1` along its dim).
 
 ## Why is this bad?
 torch raises `RuntimeError: einsum(): the number of subscripts in the equation (2) does not
@@ -103,6 +107,19 @@ c = torch.einsum("bij,bjk->bik", a, b)
         # one operand of unknown kind whose view gave its rank
         "import torch\ndef f(x, p):\n    x = x.reshape(shape=(x.shape[0], 4, 4, p, p, 3))\n"
         "    return torch.einsum('nhwpqc->nchpwq', x)\n",
+        # the sizes every construction of the file gives `__init__`, read in the order that fits
+        "import torch\nimport torch.nn as nn\nclass NodeProjection(nn.Module):\n"
+        "    def __init__(self, n_in, n_out):\n        super().__init__()\n"
+        "        self.A = nn.Parameter(torch.randn(n_in, n_out))\n    def forward(self, x):\n"
+        "        return torch.einsum('ncvl,vw->ncwl', x, self.A)\n"
+        "y = NodeProjection(65, 38)(torch.randn(2, 4, 65, 3))\n",
+        "import torch\nimport torch.nn as nn\nclass Spectral(nn.Module):\n"
+        "    def __init__(self, cin, cout, modes):\n        super().__init__()\n        self.modes = modes\n"
+        "        self.w = nn.Parameter(torch.rand(cin, cout, modes, dtype=torch.cfloat))\n"
+        "    def mul(self, a, w):\n        return torch.einsum('bix,iox->box', a, w)\n"
+        "    def forward(self, x):\n        x_ft = torch.fft.rfft(x)\n"
+        "        return self.mul(x_ft[:, :, :self.modes], self.w)\n"
+        "y = Spectral(4, 8, 6)(torch.randn(2, 4, 32))\n",
     )
     invalid = (
         "import torch\na = torch.randn(2, 3, 4)\nb = torch.randn(2, 5, 6)\n"
@@ -129,6 +146,20 @@ c = torch.einsum("bij,bjk->bik", a, b)
         # a 2-D operand (of a parameter whose rank its unpacking gave) for a batched spec
         "import torch\ndef f(x, w):\n    b, n, d = x.shape\n    y = x.reshape(b * n, d)\n"
         "    return torch.einsum('bij,bjk->bik', y, w)  # <--\n",
+        # with the sizes every construction of the file gives `__init__`: the adjacency stored (out, in)
+        # but read (in, out), v is 65 against 38; the spectral weights stored (out, in, modes), i is 4 against 8
+        "import torch\nimport torch.nn as nn\nclass NodeProjection(nn.Module):\n"
+        "    def __init__(self, n_in, n_out):\n        super().__init__()\n"
+        "        self.A = nn.Parameter(torch.randn(n_out, n_in))\n    def forward(self, x):\n"
+        "        return torch.einsum('ncvl,vw->ncwl', x, self.A)  # <--\n"
+        "y = NodeProjection(65, 38)(torch.randn(2, 4, 65, 3))\n",
+        "import torch\nimport torch.nn as nn\nclass Spectral(nn.Module):\n"
+        "    def __init__(self, cin, cout, modes):\n        super().__init__()\n        self.modes = modes\n"
+        "        self.w = nn.Parameter(torch.rand(cout, cin, modes, dtype=torch.cfloat))\n"
+        "    def mul(self, a, w):\n        return torch.einsum('bix,iox->box', a, w)  # <--\n"
+        "    def forward(self, x):\n        x_ft = torch.fft.rfft(x)\n"
+        "        return self.mul(x_ft[:, :, :self.modes], self.w)\n"
+        "y = Spectral(4, 8, 6)(torch.randn(2, 4, 32))\n",
     )
 
     def visit_Call(self, node: cst.Call, ctx) -> None:

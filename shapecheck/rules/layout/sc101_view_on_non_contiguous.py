@@ -9,6 +9,7 @@ from typing import Optional
 import libcst as cst
 
 from shapecheck.rules.base import Example, Fix, Rule, register
+from shapecheck.rules.layout.strideless_devices import strideless_side
 from shapecheck.rules.layout.view_calls import call_text, clipped_source, view_call, view_condition
 from shapecheck.semantic.branch_facts import Branch
 from shapecheck.shapes import format_shape
@@ -139,8 +140,24 @@ a view is impossible.
         "import torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
         "        self.down = nn.Conv2d(8, 8, 2, stride=2)\n    def forward(self, x):\n"
         "        return self.down(x.view(-1, 2, 2, 8).permute(0, 3, 1, 2)).view(-1, 8)\n",
+        # the transposed side runs only on XLA (TPU) tensors, which have no strides: `view` cannot fail there
+        "def attend(q, w, mask, bsz, heads, t, s):\n    is_tpu = q.device.type == 'xla'\n"
+        "    w = w.view(bsz, heads, t, s)\n    if not is_tpu:\n        w = w.masked_fill(mask[:, None], 0.0)\n"
+        "    else:\n        w = w.transpose(0, 2)\n        w = w.masked_fill(mask, 0.0)\n"
+        "        w = w.transpose(0, 2)\n    return w.view(bsz * heads, t, s)\n",
     )
     invalid = (
+        # a side that runs on a strided device (the CPU): the transposed tensor cannot be viewed
+        Example(
+            "def attend(q, w, mask, bsz, heads, t, s):\n    on_cpu = q.device.type == 'cpu'\n"
+            "    w = w.view(bsz, heads, t, s)\n    if not on_cpu:\n        w = w.masked_fill(mask[:, None], 0.0)\n"
+            "    else:\n        w = w.transpose(0, 2)\n        w = w.masked_fill(mask, 0.0)\n"
+            "        w = w.transpose(0, 2)\n    return w.view(bsz * heads, t, s)  # <--\n",
+            fixed="def attend(q, w, mask, bsz, heads, t, s):\n    on_cpu = q.device.type == 'cpu'\n"
+            "    w = w.view(bsz, heads, t, s)\n    if not on_cpu:\n        w = w.masked_fill(mask[:, None], 0.0)\n"
+            "    else:\n        w = w.transpose(0, 2)\n        w = w.masked_fill(mask, 0.0)\n"
+            "        w = w.transpose(0, 2)\n    return w.reshape(bsz * heads, t, s)  # <--\n",
+        ),
         Example(
             "import torch\nx = torch.arange(6).view(2, 3)\ny = x.transpose(0, 1).view(-1)  # <--\n",
             fixed="import torch\nx = torch.arange(6).view(2, 3)\ny = x.transpose(0, 1).reshape(-1)  # <--\n",
@@ -259,7 +276,8 @@ a view is impossible.
         recv, target, possible = verdict
         if possible is None:
             for side, on_side in ctx.branch_view_verdicts(node):
-                if side.rebound and on_side is not None and on_side[2] is False:
+                if side.rebound and on_side is not None and on_side[2] is False \
+                        and not strideless_side(ctx, side, node):
                     self._report(node, ctx, on_side[0], on_side[1], side)
                     return
             return

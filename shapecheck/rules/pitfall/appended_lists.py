@@ -62,6 +62,10 @@ class _Uses(cst.CSTVisitor):
     def __init__(self, name: str) -> None:
         self.name = name
         self.empty_lists: list[cst.Assign] = []
+        #: the ``name = [a, b]`` statements (a list display with elements)
+        self.filled_lists: list[cst.Assign] = []
+        #: the ``name = [elt for ...]`` statements
+        self.comprehensions: list[cst.Assign] = []
         self.other = False
 
     def _is_name(self, node: cst.CSTNode) -> bool:
@@ -82,6 +86,11 @@ class _Uses(cst.CSTVisitor):
             if len(node.targets) == 1 and self._is_name(node.targets[0].target) \
                     and type(node.value) is cst.List and not node.value.elements:
                 self.empty_lists.append(node)
+            elif len(node.targets) == 1 and self._is_name(node.targets[0].target) and type(node.value) is cst.List \
+                    and all(type(e) is cst.Element for e in node.value.elements):
+                self.filled_lists.append(node)
+            elif len(node.targets) == 1 and self._is_name(node.targets[0].target) and type(node.value) is cst.ListComp:
+                self.comprehensions.append(node)
             else:
                 self.other = True
 
@@ -115,9 +124,38 @@ def only_appended(function: cst.FunctionDef, name: str) -> bool:
     the function does, and only ``append`` changes it."""
     uses = _Uses(name)
     function.body.visit(uses)
-    if uses.other or len(uses.empty_lists) != 1:
+    if uses.other or len(uses.empty_lists) != 1 or uses.comprehensions or uses.filled_lists:
         return False
-    path = node_path(function.body, uses.empty_lists[0])
+    return _runs_always(function, uses.empty_lists[0])
+
+
+def only_extended(function: cst.FunctionDef, name: str) -> Optional[cst.List]:
+    """The list display (``[]`` or ``[a, b]``) that ``name``, a local of ``function``, is made
+    from by one assignment that runs whenever the function does, when nothing else binds
+    ``name`` and only ``append`` changes it (its first elements stay in the list)."""
+    uses = _Uses(name)
+    function.body.visit(uses)
+    made = uses.empty_lists + uses.filled_lists
+    if uses.other or uses.comprehensions or len(made) != 1:
+        return None
+    return made[0].value if _runs_always(function, made[0]) else None  # type: ignore[return-value]
+
+
+def only_comprehension(function: cst.FunctionDef, name: str) -> Optional[cst.ListComp]:
+    """The list comprehension that ``name``, a local of ``function``, is made by: one ``name =
+    [elt for ...]`` that runs whenever the function does; nothing else binds ``name`` and only
+    ``append`` changes it (so every element of the comprehension is still in the list)."""
+    uses = _Uses(name)
+    function.body.visit(uses)
+    if uses.other or uses.empty_lists or uses.filled_lists or len(uses.comprehensions) != 1:
+        return None
+    made = uses.comprehensions[0]
+    return made.value if _runs_always(function, made) else None  # type: ignore[return-value]
+
+
+def _runs_always(function: cst.FunctionDef, stmt: cst.Assign) -> bool:
+    """``stmt`` lies in the body of ``function`` itself (not under a compound statement)."""
+    path = node_path(function.body, stmt)
     return path is not None and all(isinstance(n, (cst.IndentedBlock, cst.SimpleStatementLine)) for n in path[:-1])
 
 

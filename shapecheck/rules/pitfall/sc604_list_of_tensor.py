@@ -8,7 +8,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from shapecheck.rules.base import Rule, register
-from shapecheck.rules.pitfall.appended_lists import local_append, only_appended, plain_append
+from shapecheck.rules.pitfall.appended_lists import local_append, only_appended, only_comprehension, plain_append
 from shapecheck.rules.helpers.element_count import several_elements_of
 from shapecheck.rules.helpers.messages import short
 from shapecheck.rules.helpers.tensors import tensor_fact
@@ -30,8 +30,8 @@ class ListOfTensor(Rule):
 ## What it does
 Flags `list(t)` where `t` is a tensor known to be 1-D, and `torch.tensor(xs)` (also
 `torch.as_tensor`, `torch.Tensor`, `torch.FloatTensor`...) where the list `xs` holds tensors
-with more than one element: a list literal, or a local list built by `xs = []` and
-`xs.append(t)` in loops.
+with more than one element: a list literal, a list comprehension (also one bound to a local
+name), or a local list built by `xs = []` and `xs.append(t)` in loops.
 
 ## Why is this bad?
 `list()` iterates over the first dim, so a 1-D tensor becomes a list of 0-dim tensors
@@ -71,6 +71,14 @@ all_out = torch.stack(outputs)
         "import torch\nimport torch.nn as nn\nmodel = nn.Linear(8, 4)\ndef run(loader):\n    outs = []\n"
         "    for x in loader:\n        outs.append(model(x))\n    outs = [o.tolist() for o in outs]\n"
         "    return torch.tensor(outs)\n",
+        # comprehensions of 0-dim tensors and of numbers; a list rebuilt before the call
+        "import torch\nimport torch.nn as nn\ndef pool(layer, batches):\n"
+        "    sums = [layer(b).sum() for b in batches]\n    rows = [layer(b).mean(0).tolist() for b in batches]\n"
+        "    return torch.tensor(sums), torch.tensor(rows)\n"
+        "pool(nn.Linear(2, 6), [torch.randn(3, 2), torch.randn(5, 2)])\n",
+        "import torch\nimport torch.nn as nn\ndef pool(layer, batches):\n"
+        "    feats = [layer(b).mean(0) for b in batches]\n    feats = [f.norm() for f in feats]\n"
+        "    return torch.tensor(feats)\npool(nn.Linear(2, 6), [torch.randn(3, 2), torch.randn(5, 2)])\n",
     )
     invalid = (
         "import torch\nt = torch.tensor([1, 2, 3])\nids = list(t)  # <--\n",
@@ -81,11 +89,43 @@ all_out = torch.stack(outputs)
         "import torch\nimport torch.nn as nn\nemb = nn.Embedding(10, 4)\ndef f(ids):\n    embs = []\n"
         "    for i in ids:\n        embs.append(emb(i))\n    return torch.FloatTensor(embs)  # <--\n",
         "import torch\na = torch.randn(3, 4)\nb = torch.Tensor([a, a])  # <--\n",
+        # a comprehension of the rows of a matrix; of the pooled features of each batch of a call
+        "import torch\na = torch.randn(3, 4)\nb = torch.tensor([r * 2 for r in a])  # <--\n",
+        "import torch\nimport torch.nn as nn\ndef pool(layer, batches):\n"
+        "    feats = [layer(b).mean(0) for b in batches]\n    return torch.FloatTensor(feats)  # <--\n"
+        "pool(nn.Linear(2, 6), [torch.randn(3, 2), torch.randn(5, 2)])\n",
     )
 
     def __init__(self) -> None:
         #: per (function, list name): the appends of tensors of several elements seen so far
         self._appended: dict[tuple[int, str], list[tuple[cst.Call, str, Optional[str]]]] = {}
+        #: per list comprehension: its element, when it is a tensor of several elements
+        self._comprehended: dict[int, tuple[cst.BaseExpression, str, Optional[str]]] = {}
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
+        """``[r * 2 for r in rows]``: the element, read while the variable is bound."""
+        self._record_element(node, ctx)
+
+    def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
+        """``[x[0] for x in pairs]``: the element, read while the variable is bound."""
+        self._record_element(node, ctx)
+
+    def visit_Name(self, node: cst.Name, ctx) -> None:
+        """``[r for r in rows]``: the element, read while the variable is bound."""
+        self._record_element(node, ctx)
+
+    def _record_element(self, node: cst.BaseExpression, ctx) -> None:
+        """The element of a list comprehension, read while its variable is bound."""
+        parent = ctx.parent
+        if type(parent) is not cst.ListComp or parent.elt is not node:
+            return
+        found = several_elements_of(ctx, node, short(ctx, node))
+        if found is None:
+            return
+        self._comprehended[id(parent)] = (node, found[0], found[1])
+        path = ctx.ancestors
+        if len(path) >= 3 and type(path[-2]) is cst.Arg and type(path[-3]) is cst.Call and path[-3].args[0] is path[-2]:
+            self._constructor(path[-3], ctx, written=True)  # `torch.tensor([... for ...])`, walked before its argument
 
     def _record_append(self, node: cst.Call, ctx) -> None:
         append = local_append(node, ctx)
@@ -98,8 +138,10 @@ all_out = torch.stack(outputs)
             key = (id(ctx.function), append[0])
             self._appended.setdefault(key, []).append((node, found[0], found[1]))
 
-    def _items(self, arg: cst.BaseExpression, ctx) -> Iterator[tuple[cst.CSTNode, str, str, Optional[str]]]:
-        """The tensors of several elements the list ``arg`` holds: ``(where, name, described, condition)``."""
+    def _items(self, arg: cst.BaseExpression, ctx,
+               written: bool) -> Iterator[tuple[cst.CSTNode, str, str, Optional[str]]]:
+        """The tensors of several elements the list ``arg`` holds: ``(where, name, described, condition)``;
+        a comprehension written as the argument only with ``written`` (its element is walked later)."""
         if type(arg) is cst.List:
             for e in arg.elements:
                 if type(e) is cst.Element:
@@ -107,6 +149,13 @@ all_out = torch.stack(outputs)
                     found = several_elements_of(ctx, e.value, name)
                     if found is not None:
                         yield e.value, name, found[0], found[1]
+            return
+        comprehension = arg if type(arg) is cst.ListComp and written else None
+        if type(arg) is cst.Name and ctx.function is not None:
+            comprehension = only_comprehension(ctx.function, arg.value)
+        element = self._comprehended.get(id(comprehension)) if comprehension is not None else None
+        if element is not None:
+            yield element[0], short(ctx, element[0]), element[1], element[2]
             return
         if type(arg) is not cst.Name or ctx.function is None:
             return
@@ -117,13 +166,15 @@ all_out = torch.stack(outputs)
             if plain_append(ctx.function, append):
                 yield append, short(ctx, append.args[0].value), described, condition
 
-    def _constructor(self, node: cst.Call, ctx) -> None:
+    def _constructor(self, node: cst.Call, ctx, written: bool = False) -> None:
         qual = ctx.qualname(node.func)
         error = _CONSTRUCTORS.get(qual or "")
         if error is None or not node.args or node.args[0].keyword is not None or node.args[0].star:
             return
         arg = node.args[0].value
-        for _, name, described, condition in self._items(arg, ctx):
+        if written != (type(arg) is cst.ListComp):
+            return
+        for _, name, described, condition in self._items(arg, ctx, written):
             unless = f" unless {condition}" if condition is not None else ""
             ctx.report(node, f"`{short(ctx, node.func)}` of a list of tensors: `{short(ctx, arg)}` holds "
                              f"`{name}`, a tensor of {described}; this raises {error}{unless} (only one "
@@ -134,6 +185,7 @@ all_out = torch.stack(outputs)
     def visit_Call(self, node: cst.Call, ctx) -> None:
         """``list(t)`` on a 1-D tensor; ``torch.tensor`` of a list of tensors with several elements."""
         self._record_append(node, ctx)
+        self._record_element(node, ctx)
         self._constructor(node, ctx)
         if not (type(node.func) is cst.Name and node.func.value == "list"):
             return

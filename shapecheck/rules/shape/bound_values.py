@@ -12,7 +12,7 @@ from typing import Any, Optional, Sequence
 
 import libcst as cst
 
-from shapecheck.semantic.eval.declared_numbers import rebound_names
+from shapecheck.semantic.rebinding import rebound_names
 from shapecheck.semantic.syntax import all_params, sub_blocks, target_names, with_targets
 from shapecheck.semantic.walk import walk
 
@@ -161,6 +161,32 @@ def _side_values(ctx, stmt: cst.If, name: str) -> list[tuple[cst.BaseExpression,
         if value is not None:
             found.append((value, side))
     return found
+
+
+def value_at_call(ctx, name: str, node: cst.CSTNode) -> Optional[cst.BaseExpression]:
+    """:func:`value_before` for a ``node`` in a module statement or a module-level function other
+    than the one being checked (the argument of a call site): read from that code's straight-line
+    statements; ``None`` when it is anywhere else or not so bound."""
+    for stmt in ctx.module.body:
+        if not any(n is node for n in walk(stmt, into_defs=True)):
+            continue
+        if type(stmt) is cst.FunctionDef and type(stmt.body) is cst.IndentedBlock:
+            body: Sequence[cst.CSTNode] = stmt.body.body
+        elif type(stmt) is cst.ClassDef:
+            return None
+        else:
+            body = ctx.module.body
+        path = _path(body, node)
+        if path is None:
+            return None
+        for block, index in reversed(path):
+            if not isinstance(block[index], (cst.SimpleStatementLine, cst.If)) and _binds(block[index], name):
+                return None
+            prior = next((p for p in reversed(block[:index]) if _binds(p, name)), None)
+            if prior is not None:
+                return _plain_value(prior, name)
+        return None
+    return None
 
 
 def module_value(ctx, name: str) -> Optional[cst.BaseExpression]:

@@ -22,7 +22,7 @@ from shapecheck.semantic.eval.declared_numbers import class_numbers, number_para
 from shapecheck.semantic.syntax import all_params, int_literal, is_number, target_names
 from shapecheck.semantic.walk import walk
 
-__all__ = ["IndexDrop", "dropped_index", "index_against", "python_number", "without_numbers"]
+__all__ = ["IndexDrop", "dropped_index", "index_against", "pair_values", "python_number", "without_numbers"]
 
 # ops whose values keep the rank of the tensor they sort or select from
 _RANK_KEEPING = frozenset({"topk", "sort"})
@@ -134,16 +134,23 @@ def _values_of(ctx, values: str, source: str) -> bool:
             return False
         call = value
     elif type(target) is cst.Name:
-        if type(value) is cst.Attribute and value.attr.value == "values":
-            call = value.value
-        elif type(value) is cst.Subscript and len(value.slice) == 1 and type(value.slice[0].slice) is cst.Index \
-                and int_literal(value.slice[0].slice.value) == 0:
-            call = value.value
-        else:
+        inner = pair_values(value)
+        if inner is None:
             return False
+        call = inner
     else:
         return False
     return _rank_keeping_call_of(ctx, call, source)
+
+
+def pair_values(expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """``c`` for ``c.values`` or ``c[0]``: the values of a ``(values, indices)`` pair; else ``None``."""
+    if type(expr) is cst.Attribute and expr.attr.value == "values":
+        return expr.value
+    if type(expr) is cst.Subscript and len(expr.slice) == 1 and type(expr.slice[0].slice) is cst.Index \
+            and int_literal(expr.slice[0].slice.value) == 0:
+        return expr.value
+    return None
 
 
 def _binds(node: cst.CSTNode, name: str) -> bool:

@@ -13,7 +13,7 @@ from shapecheck.rules.helpers.messages import report_unless, short
 from shapecheck.rules.helpers.operators import ARITHMETIC_OPERATORS, COMPARISON_OPERATORS
 from shapecheck.semantic.facts import FLOAT, INT, TENSOR, Fact, Reduction
 from shapecheck.rules.shape.gram_norms import gram_norm
-from shapecheck.rules.shape.index_drops import python_number, without_numbers
+from shapecheck.rules.shape.index_drops import pair_values, python_number, without_numbers
 from shapecheck.rules.shape.bound_values import branch_values, side_assignments, unchanged_between, value_before
 from shapecheck.semantic.syntax import int_literal, is_number, sizes_of
 from shapecheck.semantic.torch_api import BROADCASTING_FUNCTIONS, ELEMENTWISE_BINARY, ELEMENTWISE_UNARY
@@ -26,6 +26,8 @@ _CONCAT_FUNCS = {"torch.cat", "torch.concat", "torch.concatenate", "torch.stack"
 _EXPAND_METHODS = {"expand_as", "expand", "broadcast_to"}
 # the reductions whose keepdim result serves as a twin of the source's rank
 _KEEPDIM_TWINS = frozenset({"sum", "mean", "amax", "amin", "std", "var", "norm", "logsumexp", "prod"})
+# the reductions that return (values, indices): their `.values` (or `[0]`) with keepdim is such a twin
+_TUPLE_REDUCTIONS = frozenset({"max", "min", "median", "nanmedian", "mode"})
 # the calls whose result has their tensor operand's shape when every other argument is a number
 _SHAPE_KEEPING_CALLS = ELEMENTWISE_UNARY | frozenset({"pow", "float", "double", "half", "bfloat16", "detach",
                                                       "clone", "contiguous"})
@@ -248,11 +250,14 @@ def _keepdim_twin(ctx, expr: cst.BaseExpression, name: str) -> Optional[cst.Base
         if bound is None:
             return None
         expr = bound
+    values = _values_of(expr)
+    expr = values if values is not None else expr
     if not _keepdim_reduction_of(ctx, expr, name) or type(expr) is not cst.Call:
         return None
     method = type(expr.func) is cst.Attribute and ctx.qualname(expr.func) is None
     source = expr.func.value if method else expr.args[0].value  # type: ignore[attr-defined]
-    if type(expr.func) is not cst.Attribute or expr.func.attr.value not in _KEEPDIM_TWINS:
+    if type(expr.func) is not cst.Attribute or expr.func.attr.value not in (
+            _TUPLE_REDUCTIONS if values is not None else _KEEPDIM_TWINS):
         return None
     positional = [a.value for a in expr.args if a.keyword is None][0 if method else 1:]
     dim = next((a.value for a in expr.args if a.keyword is not None and a.keyword.value == "dim"),
@@ -261,6 +266,15 @@ def _keepdim_twin(ctx, expr: cst.BaseExpression, name: str) -> Optional[cst.Base
     if not axes or 0 in axes:
         return None
     return source
+
+
+def _values_of(expr: cst.BaseExpression) -> Optional[cst.Call]:
+    """The call for ``x.max(1, keepdim=True).values`` or ``...[0]``: the values of a reduction
+    that returns ``(values, indices)``; else ``None``."""
+    inner = pair_values(expr)
+    if type(inner) is cst.Call and type(inner.func) is cst.Attribute and inner.func.attr.value in _TUPLE_REDUCTIONS:
+        return inner
+    return None
 
 
 def _literal_axes(expr: cst.BaseExpression) -> Optional[list[int]]:
@@ -276,6 +290,8 @@ def _keeps_shape_of(ctx, other: cst.BaseExpression, root: cst.BaseExpression, na
     """Broadcasting ``other`` against the tensor ``root`` (called ``name``) keeps its shape."""
     if is_number(other) or ctx.fact(other).kind in (INT, FLOAT) or dotted_name(other) == name:
         return True
+    if ctx.fact(other).kind == TENSOR and ctx.fact(other).shape == Shape(()):
+        return True  # a 0-dim tensor (`self.r` made by `torch.tensor(r)`) broadcasts to any shape
     if type(other) is cst.BinaryOperation and type(other.operator) is not cst.MatrixMultiply:
         for side, number in ((other.left, other.right), (other.right, other.left)):
             if python_number(ctx, number) and _keeps_shape_of(ctx, side, root, name):
@@ -287,7 +303,7 @@ def _keeps_shape_of(ctx, other: cst.BaseExpression, root: cst.BaseExpression, na
         bound = value_before(ctx, other.value, other)
         if bound is not None:
             other = bound
-    return _keepdim_reduction_of(ctx, other, name)
+    return _keepdim_reduction_of(ctx, _values_of(other) or other, name)
 
 
 def _keepdim_reduction_of(ctx, call: cst.BaseExpression, name: str) -> bool:
@@ -448,6 +464,11 @@ centered = x - x.mean(dim=1, keepdim=True)
         "import torch\ndef rms(x, eps=1e-5):\n    v = x.pow(2)\n    v = torch.mean(v, dim=1, keepdim=True)\n"
         "    return x * torch.rsqrt(v + eps)\n",
         "def center(x, dim):\n    return x - x.mean(dim)\ndef f(x):\n    return center(x, 0)\n",
+        # the same pooling with both reductions keeping dim 1
+        "import torch\nimport torch.nn as nn\nclass Lse(nn.Module):\n    def __init__(self, r=10.0):\n"
+        "        super().__init__()\n        self.r = nn.Parameter(torch.tensor(r))\n    def forward(self, x):\n"
+        "        m = x.max(dim=1, keepdim=True).values\n        e = torch.exp(self.r * (x - m))\n"
+        "        s = e.mean(dim=1, keepdim=True)\n        return m + (1.0 / self.r) * torch.log(s)\n",
     )
     invalid = (
         "import torch\nx = torch.randn(16, 8)\ny = x - x.mean(dim=1)  # <--\n",
@@ -497,6 +518,11 @@ centered = x - x.mean(dim=1, keepdim=True)
         "    return x * n  # <--\n",
         # a dim the file's callers all pass as a non-leading one
         "def center(x, dim):\n    return x - x.mean(dim)  # <--\ndef f(x):\n    return center(x, (1, 2))\n",
+        # log-sum-exp pooling: the max's values kept with keepdim, the mean not, a 0-dim temperature
+        "import torch\nimport torch.nn as nn\nclass Lse(nn.Module):\n    def __init__(self, r=10.0):\n"
+        "        super().__init__()\n        self.r = nn.Parameter(torch.tensor(r))\n    def forward(self, x):\n"
+        "        m = x.max(dim=1, keepdim=True).values\n        e = torch.exp(self.r * (x - m))\n"
+        "        s = e.mean(dim=1)\n        return m + (1.0 / self.r) * torch.log(s)  # <--\n",
     )
 
     def __init__(self) -> None:

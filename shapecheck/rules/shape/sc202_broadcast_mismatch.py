@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Optional, Sequence, cast
 
 import libcst as cst
 
@@ -11,9 +11,12 @@ from shapecheck.errors import BroadcastError
 from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.messages import report_unless, short
 from shapecheck.rules.helpers.operators import ARITHMETIC_OPERATORS, COMPARISON_OPERATORS
+from shapecheck.rules.shape.axis_sizes import Misplaced, misplaced_cut, misplaced_size
 from shapecheck.rules.shape.channel_vectors import channel_vector
 from shapecheck.rules.shape.index_drops import dropped_index, index_against
 from shapecheck.rules.shape.loss_targets import mismatch as loss_mismatch
+from shapecheck.rules.shape.own_transposes import with_own_transpose
+from shapecheck.rules.shape.pairwise_axes import paired_by_position
 from shapecheck.rules.shape.squared_errors import squared_error
 from shapecheck.rules.shape.sc201_reduction_without_keepdim import matrix_types_possible, misaligned_unless
 from shapecheck.semantic.facts import TENSOR
@@ -109,6 +112,14 @@ made on purpose (`a[:, None] - b`, `a.unsqueeze(1) - b`: pairwise differences) i
 `y.expand_as(x)` and `y.expand(x.shape)` are checked as `y` broadcast against `x` (squeeze-
 excitation weights `(b, c)` expanded to `(b, c, h, w)` raise unless `c` equals `w`...).
 
+A size read from a tensor names one of its axes; the rule flags it landing on another axis of
+that tensor: a gate `g.view(x.shape[0], -1)` expanded to `x` of rank 4 (its `x.shape[0]` meets
+dim 2 of `x`), and a positional table cut to `x.size(0)` on a dim of size 1 (`pe[:, :x.size(0)]`
+with `pe` of shape `(max_len, 1, d)`: the cut does nothing and all `max_len` rows stay). Rows of
+two tensors lined up by position (`torch.max(b1[:, :2], b2[:, :2])`) in a function that also
+pairs them all-against-all (`torch.min(b1[:, None, 2:], b2[:, 2:])`) and combines the two results
+are flagged too: the `None` was forgotten (wrong unless both have as many rows).
+
 Also flags an in-place op (`a.sub_(b)`, `a += b`, `a *= b`...) whose operands broadcast, but
 to a shape larger than the tensor it writes into: `a` of shape `(1, H, W)` with `b` of shape
 `(3, 1, 1)` broadcast to `(3, H, W)`, which does not fit in `a`. When the larger size is a size
@@ -185,6 +196,22 @@ c = a + b[:, None]  # (2, 3) + (2, 1)
         "    b = torch.zeros(cout)\n    return F.conv2d(x, w) + b.view(1, -1, 1, 1)\n",
         "import torch\nimport torch.nn as nn\nfc = nn.Linear(8, 1)\nx = torch.randn(32, 8)\ny = torch.randn(32)\n"
         "loss = ((fc(x).squeeze(1) - y) ** 2).mean()\n",
+        # a gate viewed onto the channels of `x` (trailing 1s); a table cut on the axis that meets `x`'s
+        "def gate(x, g):\n    y = x.mean((2, 3)).view(x.shape[0], 1, -1)\n"
+        "    y = g(y).view(x.shape[0], -1, 1, 1)\n    return x * y.expand_as(x)\n",
+        "import torch\nimport torch.nn as nn\nclass P(nn.Module):\n    def __init__(self, d, max_len=5000):\n"
+        "        super().__init__()\n        self.register_buffer('pe', torch.zeros(max_len, d).unsqueeze(1))\n"
+        "    def forward(self, x):\n        return x + self.pe[:x.size(0), :]\n",
+        "import torch\ndef f(x, d):\n    pe = torch.zeros(1, 512, d)\n    return x + pe[:, :x.size(1)]\n",
+        # a helper whose only caller makes the column on purpose (pairwise differences)
+        "import torch\ndef mse(out, labels):\n    return ((out - labels) ** 2).mean()\n"
+        "a = torch.tensor([1.0, 2.0])\nloss = mse(a[:, None], a)\n",
+        # pairwise corners of two sets of boxes: both with the new axis
+        "import torch\ndef iou(b1, b2):\n    lt = torch.max(b1[:, None, :2], b2[:, :2])\n"
+        "    rb = torch.min(b1[:, None, 2:], b2[:, 2:])\n    return (rb - lt).clamp(min=0)\n",
+        # a matrix combined with its own transpose (skew-symmetric / symmetric part): square by intent
+        "import torch\ndef cayley(data):\n    b, r, c = data.shape\n    skew = 0.5 * (data - data.transpose(1, 2))\n"
+        "    sym = (data + data.mT) / 2\n    return skew + sym\n",
     )
     invalid = (
         "import torch\na = torch.zeros(2, 3)\nb = torch.zeros(2)\nc = a + b  # <--\n",
@@ -230,6 +257,23 @@ c = a + b[:, None]  # (2, 3) + (2, 1)
         # a hand-written squared error of an (N, 1) prediction and an (N,) target: an (N, N) mean
         "import torch\nimport torch.nn as nn\nfc = nn.Linear(8, 1)\nx = torch.randn(32, 8)\ny = torch.randn(32)\n"
         "out = fc(x)\nloss = ((out - y) ** 2).mean()  # <--\n",
+        # a per-sample gate (B, C) expanded to (B, C, H, W): `x.shape[0]` meets dim 2 of `x`
+        "def gate(x, g):\n    y = x.mean((2, 3)).view(x.shape[0], 1, -1)\n"
+        "    y = g(y).view(x.shape[0], -1)\n    return x * y.expand_as(x)  # <--\n",
+        # a table (L, 1, D) cut on its size-1 dim: it keeps all L rows against the sequence of `x`
+        "import torch\nimport torch.nn as nn\nclass P(nn.Module):\n    def __init__(self, d, max_len=5000):\n"
+        "        super().__init__()\n        self.register_buffer('pe', torch.zeros(max_len, d).unsqueeze(1))\n"
+        "    def forward(self, x):\n        return x + self.pe[:, :x.size(0)]  # <--\n",
+        # a helper's squared error, its only caller passing a column of predictions and 1-D targets
+        "import torch\ndef mse(out, labels):\n    return ((out - labels) ** 2).mean()  # <--\n"
+        "loss = mse(torch.tensor([[1.0], [2.0], [3.0]]), torch.tensor([1.0, 2.0, 3.0]))\n",
+        # one corner lines the boxes up by position, the other pairs them all-against-all
+        "import torch\ndef iou(b1, b2):\n    lt = torch.max(b1[:, :2], b2[:, :2])  # <--\n"
+        "    rb = torch.min(b1[:, None, 2:], b2[:, 2:])\n    return (rb - lt).clamp(min=0)\n",
+        # the transpose of a different tensor, or a known non-square matrix with its own transpose
+        "def f(data, other):\n    b, r, c = data.shape\n    x = data.contiguous()\n"
+        "    return x - other.contiguous().view(b, r, c).transpose(1, 2)  # <--\n",
+        "import torch\nw = torch.zeros(2, 3)\nsym = w + w.T  # <--\n",
     )
 
     def _check(self, node, ctx, operands: Sequence[cst.BaseExpression], receiver_is_tensor: bool = False) -> bool:
@@ -255,13 +299,14 @@ c = a + b[:, None]  # (2, 3) + (2, 1)
         except InvalidShapeError:
             return False  # a size torch rejects is SC103's finding (the inference drops such sizes)
         except BroadcastError as err:
-            if not err.certain and not self._two_symbols(err, [f.shape for _o, f in tensors]):
+            if not err.certain and (not self._two_symbols(err, [f.shape for _o, f in tensors])
+                                    or with_own_transpose(ctx, operands)):
                 return False
             names = ", ".join(f"`{short(ctx, o, 24)}` {format_shape(f.shape)}" for o, f in tensors)
             ctx.report(node, f"{names}: {err.reason}")
             return True
         verdict = generic_mismatch(*[f.shape for _o, f in tensors])
-        if verdict is None:
+        if verdict is None or with_own_transpose(ctx, operands):
             return False
         names = ", ".join(f"`{short(ctx, o, 24)}` {format_shape(f.shape)}" for o, f in tensors)
         ctx.report(node, f"{names}: {verdict.reason}; torch raises RuntimeError unless {verdict.condition}",
@@ -302,8 +347,10 @@ c = a + b[:, None]  # (2, 3) + (2, 1)
         if isinstance(node.operator, ARITHMETIC_OPERATORS):
             if isinstance(node.operator, _CHANNEL_OPERATORS) and self._channel(node, ctx, node.left, node.right):
                 return
-            if not self._check(node, ctx, [node.left, node.right]):
-                self._index(node, ctx, node.left, node.right)
+            if not self._check(node, ctx, [node.left, node.right]) \
+                    and not self._index(node, ctx, node.left, node.right) \
+                    and not self._axes(node, ctx, node.left, node.right):
+                self._pairwise(node, ctx)
 
     def visit_Comparison(self, node: cst.Comparison, ctx) -> None:
         """Comparison operators."""
@@ -333,6 +380,56 @@ c = a + b[:, None]  # (2, 3) + (2, 1)
             return True
         return False
 
+    def _axes(self, node, ctx, a: cst.BaseExpression, b: cst.BaseExpression, expand: bool = False) -> bool:
+        """A size of one operand put on another of its axes by the other operand
+        (:mod:`~shapecheck.rules.shape.axis_sizes`); True when it reported."""
+        pairs = ((a, b),) if expand else ((a, b), (b, a))
+        for holder, other in pairs:
+            found = misplaced_cut(ctx, holder, other) if not expand else None
+            found = found or misplaced_size(ctx, holder, other)
+            if found is not None:
+                self._report_axes(node, ctx, found, other, expand)
+                return True
+        return False
+
+    @staticmethod
+    def _pairwise(node, ctx) -> None:
+        """Rows of two tensors lined up by position where the function pairs them all-against-all
+        (:mod:`~shapecheck.rules.shape.pairwise_axes`)."""
+        found = paired_by_position(ctx, node)
+        if found is None:
+            return
+        p, q = found.rows, found.cols
+        message = (f"`{short(ctx, node, 40)}` lines up the rows of `{p}` and `{q}` on one axis, but "
+                   f"`{short(ctx, found.node, 40)}` pairs them all-against-all (the rows of `{p}` on an axis of "
+                   f"their own) and `{short(ctx, found.mixed, 24)}` combines the two results: torch raises "
+                   f"unless `{p}` and `{q}` have as many rows, and then it pairs row i with row i only; "
+                   f"add the new axis here too")
+        report_unless(ctx, node, message, f"`{p}` and `{q}` have as many rows")
+
+    @staticmethod
+    def _report_axes(node, ctx, found: Misplaced, other_expr: cst.BaseExpression, expand: bool) -> None:
+        h, t = short(ctx, found.holder, 32), found.tensor
+        how = "expanded to" if expand else "broadcast against"
+        if found.kept is not None:
+            table = cast(cst.Subscript, found.holder).value
+            shape = format_shape(ctx.fact(table).shape or Shape.unknown())
+            message = (f"`{h}` cuts dim {found.position} of `{short(ctx, table, 24)}` {shape} to `{found.size}` "
+                       f"(dim {found.axis} of `{t}`), but that dim has size 1: the cut does nothing and the table "
+                       f"keeps all `{found.kept}` rows on dim {found.lands}, which do not line up with dim "
+                       f"{found.axis} of `{t}` when {how} it; torch raises unless the sizes happen to fit, and "
+                       f"then the values land on the wrong positions; cut the dim that holds the positions")
+            report_unless(ctx, node, message, f"`{found.kept}` equals `{found.size}`")
+            return
+        lands = f"dim {found.lands}" if found.exact else f"dim {found.lands} or a later one"
+        meets = f"`{t}.shape[{found.lands}]`" if found.exact else f"the size of `{t}` it meets"
+        message = (f"`{h}` {format_shape(ctx.fact(found.holder).shape or Shape.unknown())}: its dim "
+                   f"{found.position} is `{found.size}` (dim {found.axis} of `{t}`), but {how} `{t}` "
+                   f"{format_shape(ctx.fact(other_expr).shape or Shape.unknown())} the dims line up from the right "
+                   f"and it meets {lands} of `{t}`: torch raises unless those sizes are equal, and then the "
+                   f"values land on the wrong axis")
+        report_unless(ctx, node, message, f"`{found.size}` is 1 or equals {meets}")
+
     def visit_Call(self, node: cst.Call, ctx) -> None:
         """torch functions and tensor methods that broadcast."""
         qual = ctx.qualname(node.func)
@@ -342,8 +439,9 @@ c = a + b[:, None]  # (2, 3) + (2, 1)
         if qual is None and type(node.func) is cst.Attribute and node.func.attr.value in _CHANNEL_METHODS \
                 and len(args) == 1 and self._channel(node, ctx, node.func.value, args[0]):
             return
-        if qual is not None and qual.startswith("torch.") and qual[6:] in BROADCASTING_FUNCTIONS:
-            self._check(node, ctx, args)
+        if qual is not None and qual.startswith("torch.") and qual[6:] in BROADCASTING_FUNCTIONS \
+                and not self._check(node, ctx, args) or qual in ("torch.max", "torch.min"):
+            self._pairwise(node, ctx)
         loss = loss_mismatch(node, ctx)
         if loss is not None:
             ctx.report(node, loss[0], condition=loss[1])
@@ -358,8 +456,9 @@ c = a + b[:, None]  # (2, 3) + (2, 1)
         if qual is None and type(node.func) is cst.Attribute and len(args) == 1 and not node.args[0].keyword \
                 and node.func.attr.value in ("expand_as", "expand"):
             target = args[0] if node.func.attr.value == "expand_as" else _shape_of(args[0])
-            if target is not None and not node.args[0].star:
-                self._check(node, ctx, [node.func.value, target])
+            if target is not None and not node.args[0].star \
+                    and not self._check(node, ctx, [node.func.value, target]):
+                self._axes(node, ctx, node.func.value, target, expand=True)
         if qual is None and type(node.func) is cst.Attribute and node.func.attr.value in _INPLACE_BINARY \
                 and len(args) == 1:
             self._check_inplace(node, ctx, node.func.value, args[0], f".{node.func.attr.value}()")

@@ -70,6 +70,14 @@ uses gave. `einops.rearrange(t, 'b n (h d) -> b h n d', h=self.heads)` reads the
 from `t` as one read (`self.heads` split off as above), also through `map(lambda t: ..., qkv)`
 over the chunks of a projection.
 
+The sizes a module class takes in `__init__` (`self.W = nn.Parameter(torch.randn(n_in, n_out))`,
+`nn.Linear(dim, hidden)`, `nn.Sequential(nn.Linear(d, hidden), nn.ReLU())`) stay symbols in
+`forward`; where every construction of the class in the file gives a parameter the same int
+(`Dense(5, 3)(torch.randn(4, 5))`, a default), `forward` is checked again with those ints and
+the facts of its call (the message names the call). A class used other than by calling its name
+(subclassed, passed as a value, built with `*args`) and an attribute the file replaces or resizes
+(`m.W = ...`, `self.W.data = ...`) keep their symbols.
+
 ## Why is this bad?
 torch raises `RuntimeError: mat1 and mat2 shapes cannot be multiplied (3x1 and 3x1)` (or
 `self must be a matrix`, `1D tensors expected`, ...).
@@ -127,6 +135,21 @@ c = a.T @ b          # (1, 3) @ (3, 1)
         "gconv = nn.Conv2d(4, 8, 3, groups=2)\nw = torch.randn(5, 10)\ndef f(img):\n"
         "    return conv(torch.randn(2, 3, 28, 28)), conv(torch.randn(3, 28, 28)), conv(img), "
         "gconv(torch.randn(1, 4, 9, 9)), F.linear(torch.randn(6, 10), w)\n",
+        # the sizes every construction of the file gives `__init__`: (4, 5) @ (5, 3); 64 + 64 features
+        "import torch\nimport torch.nn as nn\nclass Dense(nn.Module):\n    def __init__(self, n_in, n_out):\n"
+        "        super().__init__()\n        self.W = nn.Parameter(torch.randn(n_in, n_out))\n"
+        "    def forward(self, x):\n        return x @ self.W\n"
+        "y = Dense(5, 3)(torch.randn(4, 5))\n",
+        "import torch\nimport torch.nn as nn\nclass Fusion(nn.Module):\n    def __init__(self, d_a, d_b, hidden=64):\n"
+        "        super().__init__()\n        self.a = nn.Sequential(nn.Linear(d_a, hidden), nn.ReLU())\n"
+        "        self.b = nn.Sequential(nn.Linear(d_b, hidden), nn.ReLU())\n"
+        "        self.head = nn.Linear(2 * hidden, 2)\n"
+        "    def forward(self, x1, x2):\n        z = torch.cat([self.a(x1), self.b(x2)], dim=1)\n"
+        "        return self.head(z)\n"
+        "y = Fusion(100, 50)(torch.randn(8, 100), torch.randn(8, 50))\n",
+        # a test on the rank (`x.ndim == 2`): the code takes several ranks, its 3-D use bounds none
+        "import torch\ndef apply(x, weight):\n    w = weight.contiguous()\n    if x.ndim == 2:\n"
+        "        return torch.bmm(x.unsqueeze(1), w).squeeze(1)\n    return torch.bmm(x, w)\n",
     )
     invalid = (
         "import torch\na = torch.randn(3, 1)\nb = torch.randn(3, 1)\nc = a @ b  # <--\n",
@@ -164,6 +187,19 @@ c = a.T @ b          # (1, 3) @ (3, 1)
         "y = conv(x)  # <--\n",
         "import torch\nimport torch.nn.functional as F\nw = torch.randn(10, 5)\ndef f(x):\n"
         "    x = x.view(-1, 10)\n    return F.linear(x, w)  # <--\n",
+        # the sizes every construction of the file gives `__init__`: the weight (5, 3) before the input (4, 5);
+        # two Sequential(Linear(., 64), ReLU()) outputs joined on dim 1 (128 features) into a head taking 64
+        "import torch\nimport torch.nn as nn\nclass Dense(nn.Module):\n    def __init__(self, n_in, n_out):\n"
+        "        super().__init__()\n        self.W = nn.Parameter(torch.randn(n_in, n_out))\n"
+        "    def forward(self, x):\n        return self.W @ x  # <--\n"
+        "y = Dense(5, 3)(torch.randn(4, 5))\n",
+        "import torch\nimport torch.nn as nn\nclass Fusion(nn.Module):\n    def __init__(self, d_a, d_b, hidden=64):\n"
+        "        super().__init__()\n        self.a = nn.Sequential(nn.Linear(d_a, hidden), nn.ReLU())\n"
+        "        self.b = nn.Sequential(nn.Linear(d_b, hidden), nn.ReLU())\n"
+        "        self.head = nn.Linear(hidden, 2)\n"
+        "    def forward(self, x1, x2):\n        z = torch.cat([self.a(x1), self.b(x2)], dim=1)\n"
+        "        return self.head(z)  # <--\n"
+        "y = Fusion(100, 50)(torch.randn(8, 100), torch.randn(8, 50))\n",
     )
 
     def _pair(self, node, ctx, a_expr, b_expr, op: str) -> None:

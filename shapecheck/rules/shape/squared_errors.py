@@ -13,7 +13,7 @@ from typing import Optional
 
 import libcst as cst
 
-from shapecheck.rules.shape.bound_values import value_before
+from shapecheck.rules.shape.bound_values import value_at_call, value_before
 from shapecheck.rules.shape.loss_targets import column_fact, vector_fact
 from shapecheck.semantic.syntax import is_number
 
@@ -84,7 +84,10 @@ def _written_column(ctx, expr: cst.BaseExpression, depth: int = 0) -> bool:
     ``x.view(-1, 1)``), directly or through a name bound to such a value just before."""
     if type(expr) is cst.Name and depth == 0:
         bound = value_before(ctx, expr.value, expr, at_module=True)
-        return bound is None or _written_column(ctx, bound, 1)
+        if bound is None:  # a parameter: its callers, when the walk has their facts, made it
+            passed = ctx.call_site_arguments(expr.value)
+            return passed is None or any(_passed_column(ctx, a) for a in passed)
+        return _written_column(ctx, bound, 1)
     if type(expr) is cst.Subscript:
         return any(type(e.slice) is cst.Index and (type(e.slice.value) is cst.Name and e.slice.value.value == "None")
                    for e in expr.slice)
@@ -97,6 +100,15 @@ def _written_column(ctx, expr: cst.BaseExpression, depth: int = 0) -> bool:
     if type(expr) is cst.Call and ctx.qualname(expr.func) in ("torch.unsqueeze", "torch.reshape"):
         return True
     return False
+
+
+def _passed_column(ctx, arg: cst.BaseExpression) -> bool:
+    """A call site's argument makes its column on purpose, or may: a name whose value the
+    straight-line code before the call does not give."""
+    if type(arg) is cst.Name:
+        value = value_at_call(ctx, arg.value, arg)
+        return value is None or _written_column(ctx, value, 1)
+    return _written_column(ctx, arg, 1)
 
 
 def squared_error(ctx, call: cst.Call) -> Optional[SquaredError]:

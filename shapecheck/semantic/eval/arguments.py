@@ -8,6 +8,7 @@ import libcst as cst
 
 from shapecheck.semantic import shape_ops as O
 from shapecheck.semantic.eval.registry import Eval
+from shapecheck.semantic.eval.declared_numbers import declared_number
 from shapecheck.semantic.eval.sizes import size_dim
 from shapecheck.semantic.facts import BOOL, FLOAT, INT, SIZE, TENSOR, DtypeKind, Fact
 from shapecheck.shapes import Dim, Shape
@@ -141,6 +142,8 @@ def literal_shape(ev: Eval, data: cst.BaseExpression) -> tuple[Optional[Shape], 
         return Shape(()), DtypeKind.BOOL
     if f.kind == TENSOR:
         return f.shape, f.dtype_kind
+    if f.kind is None and declared_number(ev, data):
+        return Shape(()), None  # `torch.tensor(r)` of a parameter `r=10.0`: a 0-dim tensor
     return None, None
 
 

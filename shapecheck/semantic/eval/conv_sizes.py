@@ -157,3 +157,33 @@ def function_output(ev: Eval, name: str, args: CallArgs, shape: Optional[Shape])
     if geometry is None:
         return None
     return windowed_shape(shape, geometry, n, None)
+
+
+#: ``F`` convolutions, by their number of spatial dims
+CONV_FUNCTIONS = {"conv1d": 1, "conv2d": 2, "conv3d": 3}
+
+
+def conv_function_output(ev: Eval, name: str, args: CallArgs, shape: Optional[Shape]) -> Optional[Shape]:
+    """``F.conv<n>d(x, weight, bias, stride, padding, dilation, groups)`` on an input of
+    ``shape`` (batched or not): the weight's first dim as the channels, and the spatial sizes
+    when the kernel (the weight's last dims) and the geometry are known ints; ``None`` when
+    ``name`` is no convolution or the ranks are not known."""
+    n = CONV_FUNCTIONS.get(name)
+    weight = args.get(1, "weight")
+    if n is None or weight is None or args.starred or shape is None or shape.rest_at is not None \
+            or len(shape.dims) not in (n + 1, n + 2):
+        return None
+    w = ev.fact(weight).shape
+    if w is None or w.rest_at is not None or len(w.dims) != n + 2:
+        return None
+    lead = list(shape.dims[:-n])
+    lead[-1] = w.dims[0]
+    spatial: tuple[Dim, ...] = (None,) * n
+    kernel = tuple(k for k in w.dims[2:] if type(k) is int)
+    rest = [_ints(ev, args.get(i, word), n, default) for i, word, default in
+            ((3, "stride", 1), (4, "padding", 0), (5, "dilation", 1))]
+    if len(kernel) == n and all(r is not None for r in rest):
+        found = windowed_shape(shape, kernel + tuple(v for r in rest if r is not None for v in r), n, None)
+        if found is not None:
+            spatial = found.dims[-n:]
+    return Shape(tuple(lead) + spatial)

@@ -15,49 +15,16 @@ from typing import Optional
 import libcst as cst
 
 from shapecheck.semantic.eval.registry import Eval
+from shapecheck.semantic.rebinding import rebound_names
 from shapecheck.semantic.scopes import FUNCTION_SCOPE
 from shapecheck.semantic.syntax import (
-    all_params, dotted_name, import_binding, is_number, self_attribute_targets, target_names, with_targets,
+    all_params, dotted_name, is_number, self_attribute_targets, target_names,
 )
 from shapecheck.semantic.walk import walk
 
-__all__ = ["declared_number", "rebound_names"]
+__all__ = ["declared_number"]
 
-_REBOUND: dict[int, tuple[cst.FunctionDef, frozenset[str]]] = {}
 _CLASS_NUMBERS: dict[int, tuple[cst.ClassDef, frozenset[str]]] = {}
-
-
-def rebound_names(func: cst.FunctionDef) -> frozenset[str]:
-    """The names that a statement of ``func``'s body binds (assignments, loop and ``with``
-    targets, ``:=``, imports, ``global``/``nonlocal``, ``del``, nested definitions)."""
-    cached = _REBOUND.get(id(func))
-    if cached is not None and cached[0] is func:
-        return cached[1]
-    names: set[str] = set()
-    for node in walk(func.body, into_defs=True):
-        if type(node) is cst.Assign:
-            for t in node.targets:
-                names.update(target_names(t.target))
-        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor)):
-            names.update(target_names(node.target))
-        elif type(node) is cst.NamedExpr:
-            names.update(target_names(node.target))
-        elif type(node) is cst.With:
-            for bound in with_targets(node):
-                names.update(target_names(bound))
-        elif isinstance(node, (cst.Global, cst.Nonlocal)):
-            names.update(n.name.value for n in node.names)
-        elif type(node) is cst.Del:
-            names.update(target_names(node.target))
-        elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-            names.add(node.name.value)
-        elif isinstance(node, (cst.Import, cst.ImportFrom)) and not isinstance(node.names, cst.ImportStar):
-            names.update(import_binding(a) for a in node.names)
-    if len(_REBOUND) > 256:
-        _REBOUND.clear()
-    found = frozenset(names)
-    _REBOUND[id(func)] = (func, found)
-    return found
 
 
 def number_param(func: cst.FunctionDef, name: str) -> bool:

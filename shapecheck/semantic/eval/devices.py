@@ -8,7 +8,9 @@ import libcst as cst
 
 from shapecheck.semantic.eval.arguments import dtype_value
 from shapecheck.semantic.eval.registry import Eval
-from shapecheck.semantic.facts import CPU, CUDA, DEVICE, MAYBE_CUDA, MPS, STR, TENSOR, Device, DeviceValue, Fact
+from shapecheck.semantic.facts import (
+    CPU, CUDA, DEVICE, MAYBE_CUDA, META, MPS, STR, TENSOR, Device, DeviceValue, Fact,
+)
 from shapecheck.semantic.syntax import CallArgs
 
 
@@ -65,7 +67,7 @@ def to_device(ev: Eval, args: CallArgs) -> Union[DeviceValue, None, bool]:
 def device_string(value: str) -> Optional[Device]:
     """The device a string names (``"cuda:0"`` -> ``cuda``), or ``None``."""
     head = value.split(":", 1)[0].strip()
-    if head in (CPU, CUDA, MPS):
+    if head in (CPU, CUDA, MPS, META):
         return Device(head)
     return None
 

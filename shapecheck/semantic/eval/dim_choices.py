@@ -15,7 +15,7 @@ from typing import Optional
 
 import libcst as cst
 
-from shapecheck.semantic.eval.declared_numbers import rebound_names
+from shapecheck.semantic.rebinding import rebound_names
 from shapecheck.semantic.eval.registry import Eval
 from shapecheck.semantic.scopes import FUNCTION_SCOPE
 from shapecheck.semantic.syntax import all_params, int_literal, self_attribute_targets, target_names, with_targets

@@ -203,8 +203,8 @@ def subscript(ev: Eval, expr: cst.Subscript) -> Fact:
                     layout=None, grad=grad_of(ev, [base], True))
     out = O.index_fact(base, items)
     if out is None:
-        lead = next((j for j, (k, _) in enumerate(items) if k != "full"), len(items))
-        shape = leading_kept(base, items[:lead]) if kind == TENSOR and lead < len(items) else None
+        lead = next((j for j, (k, _) in enumerate(items) if k not in ("full", "slice")), len(items))
+        shape = leading_kept(base, items[:lead]) if kind == TENSOR else None
         return base.with_(shape=shape, layout=None, strides=None, perm=None, reduction=None)
     if out.rank == 0:
         out = out.with_(layout=CONTIGUOUS)

@@ -12,12 +12,14 @@ from shapecheck.semantic.eval.devices import device_kw, to_device
 from shapecheck.semantic.eval.conv_sizes import CONV_LAYERS, POOL_LAYERS, layer_geometry, module_output
 from shapecheck.semantic.eval.layer_ranks import RECURRENT_LAYERS, kept_shape, parameter_shape, recurrent_output
 from shapecheck.semantic.eval.layout import layer_output_layout
+from shapecheck.semantic.eval.linear_chains import chain_features
 from shapecheck.semantic.eval.loss_weights import loss_weights
 from shapecheck.semantic.eval.registry import Eval
 from shapecheck.semantic.facts import (
-    BOOL, CONTIGUOUS, CPU, CUDA, FLOAT, INT, LEAF_REQUIRES_GRAD, MAYBE_CUDA, MODULE, MPS, NO_GRAD, NON_LEAF, STR,
+    BOOL, CONTIGUOUS, CPU, CUDA, FLOAT, INT, LEAF_REQUIRES_GRAD, MAYBE_CUDA, META, MODULE, MPS, NO_GRAD, NON_LEAF, STR,
     TENSOR, UNKNOWN, DeviceValue, DtypeKind, Fact, Grad,
 )
+from shapecheck.semantic.freeze_flow import fresh_layers_here
 from shapecheck.semantic.model import SemanticModel
 from shapecheck.semantic.summaries import forward_of, reanalyse
 from shapecheck.semantic.syntax import CallArgs
@@ -72,7 +74,7 @@ def nn_class(ev: Eval, qual: str, name: str, expr: cst.Call) -> Optional[Fact]:
                 None if model.default_device_set else CPU)
             if name == "Sequential":
                 device = _children_device(ev, args)
-        if trainable and model.params_frozen:
+        if trainable and model.params_frozen and not fresh_layers_here(model):
             trainable = None
         fact = Fact(kind=MODULE, qual="torch.nn." + name, device=device, params=params,
                     trainable=trainable)
@@ -83,6 +85,8 @@ def nn_class(ev: Eval, qual: str, name: str, expr: cst.Call) -> Optional[Fact]:
                 fin, fout = None, args.get(0, "out_features")
             dims = tuple(ev.fact(a).dim if a is not None else None for a in (fin, fout))
             fact = fact.with_(features=dims)
+        if name == "Sequential":
+            fact = fact.with_(features=chain_features(ev, args))
         if name in CONV_LAYERS or name in POOL_LAYERS:
             geometry = layer_geometry(ev, name, args)
             if geometry is not None:
@@ -195,7 +199,7 @@ def module_call(ev: Eval, module: Fact, expr: cst.Call) -> Fact:
     x = ev.fact(args.pos[0]) if args.pos else UNKNOWN
     shape = None
     qual = module.qual
-    if qual in ("torch.nn.Linear", "torch.nn.LazyLinear"):
+    if qual in ("torch.nn.Linear", "torch.nn.LazyLinear") or (qual == "torch.nn.Sequential" and module.features):
         if x.shape is not None and x.shape.rank is not None and x.shape.rank >= 1:
             out_features = module.features[1] if module.features is not None else None
             shape = Shape(x.shape.dims[:-1] + (out_features,))
@@ -219,9 +223,9 @@ def module_call(ev: Eval, module: Fact, expr: cst.Call) -> Fact:
         device = x.device  # a module without parameters computes on its input's device
     elif x.kind == TENSOR and module.device is not None and x.device == module.device:
         device = module.device
-    elif module.params and module.device in (CUDA, MPS, MAYBE_CUDA) and x.kind in (TENSOR, None):
+    elif module.params and module.device in (CUDA, MPS, META, MAYBE_CUDA) and x.kind in (TENSOR, None):
         device = module.device  # its weights are there: whenever the call runs, so is its input
-    elif x.kind is None and not x.elems and x.device in (CPU, CUDA, MPS, MAYBE_CUDA) and qual is not None \
+    elif x.kind is None and not x.elems and x.device in (CPU, CUDA, MPS, META, MAYBE_CUDA) and qual is not None \
             and qual.startswith("torch.nn.") and (qual not in _CONTAINERS or module.device == x.device):
         device = x.device  # `layer(batch.to(device))`: a layer computes where its input is (or raises)
     grad_enabled = ev.model.grad_enabled
@@ -272,6 +276,9 @@ def module_method(ev: Eval, recv: Fact, name: str, expr: cst.Call) -> Fact:
         if name == "to":
             dev = to_device(ev, args)
             return recv.with_(device=dev if placed else None) if dev is not False else recv
+        if name == "to_empty":  # fresh storage on the device it names (a module built on meta)
+            dev = device_kw(ev, args)
+            return recv.with_(device=dev if placed and dev is not None else None)
         if name == "requires_grad_":
             flag = args.get(0, "requires_grad")
             v = ev.fact(flag).value if flag is not None else True

@@ -15,7 +15,7 @@ import libcst as cst
 from shapecheck.semantic import shape_ops as O
 from shapecheck.semantic.eval.autograd import grad_of
 from shapecheck.semantic.eval.rank_bounds import bounded_reduce_shape
-from shapecheck.semantic.eval.declared_numbers import rebound_names
+from shapecheck.semantic.rebinding import rebound_names
 from shapecheck.semantic.eval.dim_choices import dim_choices
 from shapecheck.semantic.eval.elementwise import elementwise
 from shapecheck.semantic.eval.registry import Eval, method

@@ -10,10 +10,12 @@ import libcst as cst
 from shapecheck.semantic import shape_ops as O
 from shapecheck.semantic.eval.arguments import py_dtype
 from shapecheck.semantic.eval.autograd import grad_of
-from shapecheck.semantic.eval.conv_sizes import function_output as pool_output
+from shapecheck.semantic.eval.conv_sizes import conv_function_output, function_output as pool_output
 from shapecheck.semantic.eval.devices import current_accelerator, device_of, torch_device
 from shapecheck.semantic.eval.einsum_layout import einsum_layout, unknown_order
+from shapecheck.semantic.eval.fft_shapes import fft_call
 from shapecheck.semantic.eval.comprehensions import comprehension_elements
+from shapecheck.semantic.eval.listed_elements import unchanged_elements
 from shapecheck.semantic.eval.einops_patterns import rearrange_shape
 from shapecheck.semantic.eval.elementwise import elementwise, matmul
 from shapecheck.semantic.eval.factories import factory, legacy_tensor
@@ -74,8 +76,12 @@ def qualified_call(ev: Eval, qual: str, expr: cst.Call) -> Optional[Fact]:
             return current_accelerator()
         if rest.startswith("linalg."):
             return _linalg(ev, rest[7:], expr)
+        if rest.startswith("fft."):
+            return fft_call(ev, rest[4:], expr)
         if rest.startswith("functional."):
             rest = rest[11:]
+        if rest == "sparse.mm":
+            rest = "mm"  # a sparse or dense matrix times a dense one: a dense result, as `torch.mm` gives
         if rest in TORCH_BOOL_FUNCTIONS:
             return Fact(kind=BOOL)
         if rest.startswith("utils.data.") and rest.count(".") == 2:
@@ -196,7 +202,8 @@ def _functional(ev: Eval, name: str, expr: cst.Call) -> Optional[Fact]:
     if "return_indices" in args.kw:
         return None  # a (values, indices) pair when true
     if name in FUNCTIONAL_RANK_KEEPING:
-        shape = pool_output(ev, name, args, x.shape) or kept_shape(x.shape, FUNCTIONAL_KEPT_DIMS.get(name), name)
+        shape = pool_output(ev, name, args, x.shape) or conv_function_output(ev, name, args, x.shape) \
+            or kept_shape(x.shape, FUNCTIONAL_KEPT_DIMS.get(name), name)
         return input_order_layout(name, x, O.plain_tensor(shape, device=x.device, grad=grad_of(ev, [x], True),
                                                           dtype_kind=x.dtype_kind).with_(layout=None, strides=None))
     if name in FUNCTIONAL_RANK_ADDING and x.shape is not None and x.shape.rest_at is None:
@@ -242,7 +249,7 @@ def _cat(ev: Eval, name: str, args: CallArgs) -> Fact:
     if dim_expr is None:
         dim_expr = args.kw.get("axis")
     axis = ev.fact(dim_expr).value if dim_expr is not None else 0
-    facts = comprehension_elements(ev, seq)
+    facts = comprehension_elements(ev, seq) or unchanged_elements(ev, seq)
     if facts is None:
         if not isinstance(seq, (cst.List, cst.Tuple)) or any(type(e) is cst.StarredElement for e in seq.elements):
             joined = name in ("cat", "concat", "concatenate", "stack") and type(axis) is int

@@ -86,8 +86,8 @@ def fit(x, y):
     ("SC306", """\
 def train(model, x, y):
     criterion = nn.CrossEntropyLoss()
-    loss = criterion(model(x), y).item()
-    loss.backward()  # <--
+    loss = criterion(model(x), y).item()  # <-- (reported where the graph is cut)
+    loss.backward()
 """, f"train(Net(), {X}, {YI})", AttributeError, None),
     ("SC306", """\
 def train(model, x, y):

@@ -1,0 +1,33 @@
+"""Parameters that a function treats as tensors of any device: it places other tensors by them.
+
+``def normalize_batch(batch): std = batch.new_tensor([...])`` makes ``std`` on ``batch``'s device:
+the function is written for a ``batch`` on any device, a GPU included. A plain function is
+otherwise no evidence of that (it may be a CPU-only script's); this one is.
+
+A parameter counts when the body reads ``p.device``, calls ``p.new_zeros(...)`` and the other
+``new_*`` methods, or gives ``p`` to a ``torch.*_like`` factory.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from shapecheck.rules.helpers.calls import torch_name
+from shapecheck.semantic.syntax import all_params
+from shapecheck.semantic.torch_api import LIKE_FACTORIES, NEW_TENSOR_METHODS
+from shapecheck.semantic.walk import walk
+
+
+def placing_params(ctx, function: cst.FunctionDef) -> frozenset[str]:
+    """The parameters of ``function`` by which its body places other tensors (see the module)."""
+    params = {p.name.value for p in all_params(function.params) if not p.star}
+    found: set[str] = set()
+    for node in walk(function.body):
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value in params:
+            if node.attr.value == "device" or node.attr.value in NEW_TENSOR_METHODS:
+                found.add(node.value.value)
+        elif isinstance(node, cst.Call) and node.args and isinstance(first := node.args[0].value, cst.Name) \
+                and first.value in params and not node.args[0].keyword \
+                and (torch_name(ctx, node.func) or "") in LIKE_FACTORIES:
+            found.add(first.value)
+    return frozenset(found)
