@@ -22,6 +22,7 @@ from shapecheck.semantic.backward_saves import SaveRecord
 from shapecheck.semantic.call_arguments import passed_argument
 from shapecheck.semantic.branch_facts import Branch, under_branches
 from shapecheck.semantic.evaluator import Evaluator
+from shapecheck.semantic.config_sizes import forget_modules
 from shapecheck.semantic.evidence import forget_scans
 from shapecheck.semantic.facts import TENSOR, Fact
 from shapecheck.semantic.interpreter import Interpreter
@@ -89,6 +90,7 @@ class Checker:
         vars(self.context).clear()
         forget_scans()
         forget_indexes()
+        forget_modules()
 
     # ------------------------------------------------------------------ the observer of the walk
     def _hooks_for(self, tp: type) -> list[Hook]:

@@ -146,32 +146,59 @@ _LAST: dict[int, tuple[cst.Module, cst.ClassDef, dict[str, int]]] = {}
 def resized_attrs(module: cst.Module) -> frozenset[str]:
     """The attributes whose tensor the file may give another shape in place: ``x.W.data = ...``,
     ``x.W.resize_(...)``, ``x.W.set_(...)`` (also on ``x.W.data``)."""
-    cached = _RESIZED.get(id(module))
+    return _index(module).resized
+
+
+class _ModuleIndex:
+    """What one walk of a module tells these sizes: the calls of each plain name, how often each
+    name is read, and the attributes resized in place."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.calls: dict[str, list[cst.Call]] = {}
+        self.reads: dict[str, int] = {}
+        resized: set[str] = set()
+
+        def owner(expr: cst.BaseExpression) -> None:
+            if type(expr) is cst.Attribute and expr.attr.value == "data":
+                expr = expr.value
+            if type(expr) is cst.Attribute:
+                resized.add(expr.attr.value)
+
+        for node in walk(module, into_defs=True):
+            tp = type(node)
+            if tp is cst.Name:
+                self.reads[node.value] = self.reads.get(node.value, 0) + 1  # type: ignore[attr-defined]
+            elif tp is cst.Call:
+                func = node.func  # type: ignore[attr-defined]
+                if type(func) is cst.Name:
+                    self.calls.setdefault(func.value, []).append(node)  # type: ignore[arg-type]
+                elif type(func) is cst.Attribute and func.attr.value in ("resize_", "set_", "resize_as_"):
+                    owner(func.value)
+            elif tp is cst.Assign:
+                for target in node.targets:  # type: ignore[attr-defined]
+                    if type(target.target) is cst.Attribute and target.target.attr.value == "data":
+                        owner(target.target)
+        self.resized = frozenset(resized)
+
+
+def _index(module: cst.Module) -> _ModuleIndex:
+    """The :class:`_ModuleIndex` of ``module``, read once (the last module's is kept)."""
+    cached = _INDEX.get(id(module))
     if cached is not None and cached[0] is module:
         return cached[1]
-    found: set[str] = set()
-
-    def owner(expr: cst.BaseExpression) -> None:
-        if type(expr) is cst.Attribute and expr.attr.value == "data":
-            expr = expr.value
-        if type(expr) is cst.Attribute:
-            found.add(expr.attr.value)
-
-    for node in walk(module, into_defs=True):
-        if type(node) is cst.Assign:
-            for target in node.targets:
-                if type(target.target) is cst.Attribute and target.target.attr.value == "data":
-                    owner(target.target)
-        elif type(node) is cst.Call and type(node.func) is cst.Attribute \
-                and node.func.attr.value in ("resize_", "set_", "resize_as_"):
-            owner(node.func.value)
-    _RESIZED.clear()
-    _RESIZED[id(module)] = (module, frozenset(found))
-    return frozenset(found)
+    _INDEX.clear()
+    found = _INDEX[id(module)] = (module, _ModuleIndex(module))
+    return found[1]
 
 
-#: id of the last module read by :func:`resized_attrs` -> (the module, its resized attributes)
-_RESIZED: dict[int, tuple[cst.Module, frozenset[str]]] = {}
+#: id of the last module indexed -> (the module, its index)
+_INDEX: dict[int, tuple[cst.Module, _ModuleIndex]] = {}
+
+
+def forget_modules() -> None:
+    """Drop what was read of the last file's module (its tree can then be freed)."""
+    _INDEX.clear()
+    _LAST.clear()
 
 
 def _constructed_sizes(module: cst.Module, class_def: cst.ClassDef) -> dict[str, int]:
@@ -182,15 +209,9 @@ def _constructed_sizes(module: cst.Module, class_def: cst.ClassDef) -> dict[str,
         return {}
     sizes = _size_params(init)
     positional = [p.name.value for p in (list(init.params.posonly_params) + list(init.params.params))[1:]]
-    calls: list[cst.Call] = []
-    other_uses = [0]
-
-    for node in walk(module, into_defs=True):
-        if type(node) is cst.Call and type(node.func) is cst.Name and node.func.value == name:
-            calls.append(node)
-        elif type(node) is cst.Name and node.value == name:
-            other_uses[0] += 1
-    if not calls or other_uses[0] != len(calls) + 1:  # the class's own name, and one per call
+    index = _index(module)
+    calls = index.calls.get(name, [])
+    if not calls or index.reads.get(name, 0) != len(calls) + 1:  # the class's own name, and one per call
         return {}
     values: dict[str, Optional[int]] = {}
     for call in calls:

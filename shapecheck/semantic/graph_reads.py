@@ -10,6 +10,7 @@ from __future__ import annotations
 import libcst as cst
 
 from shapecheck.semantic.syntax import dotted_name
+from shapecheck.semantic.walk import child_nodes
 
 #: methods whose result carries no autograd history of their receiver
 _CUT_METHODS = frozenset({"detach", "item", "tolist", "numpy", "size", "dim", "numel", "nelement"})
@@ -27,34 +28,20 @@ def graph_names_read(expr: cst.BaseExpression) -> set[str]:
         parts = dotted.split(".")
         return {".".join(parts[:n]) for n in range(1, len(parts) + 1)}
     if type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in _CUT_METHODS:
-        found: set[str] = set()
+        cut: set[str] = set()
         for arg in expr.args:
-            found |= graph_names_read(arg.value)
-        return found
+            cut |= graph_names_read(arg.value)
+        return cut
     if type(expr) is cst.Attribute and expr.attr.value in _CUT_ATTRIBUTES:
         return set()
     if type(expr) is cst.Attribute:
         return graph_names_read(expr.value)
     if type(expr) is cst.Lambda:
         return set()
-    found = set()
-    for child in expr.children:
-        if isinstance(child, cst.BaseExpression):
-            found |= graph_names_read(child)
-        else:
-            found |= _inner(child)
-    return found
-
-
-def _inner(node: cst.CSTNode) -> set[str]:
-    """The graph reads of the expressions inside a non-expression node (an argument, an element,
-    a slice, a comprehension clause)."""
-    if type(node) is cst.Arg:
-        return graph_names_read(node.value)
     found: set[str] = set()
-    for child in node.children:
-        if isinstance(child, cst.BaseExpression):
-            found |= graph_names_read(child)
-        elif not isinstance(child, (cst.FunctionDef, cst.ClassDef)):
-            found |= _inner(child)
+    for child in child_nodes(expr):
+        if type(child) is cst.Arg:
+            found |= graph_names_read(child.value)
+        elif type(child) not in (cst.FunctionDef, cst.ClassDef):
+            found |= graph_names_read(child)  # type: ignore[arg-type]
     return found

@@ -10,6 +10,8 @@ A parameter counts when the body reads ``p.device``, calls ``p.new_zeros(...)`` 
 
 from __future__ import annotations
 
+from typing import cast
+
 import libcst as cst
 
 from shapecheck.rules.helpers.calls import torch_name
@@ -20,14 +22,27 @@ from shapecheck.semantic.walk import walk
 
 def placing_params(ctx, function: cst.FunctionDef) -> frozenset[str]:
     """The parameters of ``function`` by which its body places other tensors (see the module)."""
+    cached = _PLACING.get(id(function))
+    if cached is not None and cached[0] is function:
+        return cached[1]
     params = {p.name.value for p in all_params(function.params) if not p.star}
     found: set[str] = set()
     for node in walk(function.body):
-        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value in params:
-            if node.attr.value == "device" or node.attr.value in NEW_TENSOR_METHODS:
-                found.add(node.value.value)
-        elif isinstance(node, cst.Call) and node.args and isinstance(first := node.args[0].value, cst.Name) \
-                and first.value in params and not node.args[0].keyword \
-                and (torch_name(ctx, node.func) or "") in LIKE_FACTORIES:
-            found.add(first.value)
-    return frozenset(found)
+        tp = type(node)
+        if tp is cst.Attribute and type(node.value) is cst.Name and node.value.value in params:  # type: ignore[attr-defined]
+            if node.attr.value == "device" or node.attr.value in NEW_TENSOR_METHODS:  # type: ignore[attr-defined]
+                found.add(node.value.value)  # type: ignore[attr-defined]
+        elif tp is cst.Call:
+            call = cast(cst.Call, node)
+            if call.args and type(first := call.args[0].value) is cst.Name and first.value in params \
+                    and not call.args[0].keyword and (torch_name(ctx, call.func) or "") in LIKE_FACTORIES:
+                found.add(first.value)
+    if len(_PLACING) > 256:
+        _PLACING.clear()
+    result = frozenset(found)
+    _PLACING[id(function)] = (function, result)
+    return result
+
+
+#: id of a function -> (the function, its placing parameters)
+_PLACING: dict[int, tuple[cst.FunctionDef, frozenset[str]]] = {}

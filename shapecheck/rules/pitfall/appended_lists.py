@@ -8,6 +8,8 @@ from typing import Optional
 import libcst as cst
 
 from shapecheck.rules.helpers.calls import method_call
+from shapecheck.semantic.syntax import import_binding
+from shapecheck.semantic.walk import walk
 
 
 #: compound statements that run their body unconditionally (loops: once they run at all)
@@ -54,12 +56,12 @@ def plain_append(function: cst.FunctionDef, append: cst.Call) -> bool:
 _REBINDINGS = (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.Del, cst.NamedExpr)
 
 
-class _Uses(cst.CSTVisitor):
+class _Uses:
     """How a function uses the local ``name``: the ``name = []`` statements, and whether anything
     else binds or changes it (another assignment, a loop or ``with`` target, ``del``, a method
-    other than ``append``, an item or slice assignment, a nested function)."""
+    other than ``append``, an item or slice assignment, ``global``/``nonlocal``)."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, function: cst.FunctionDef, name: str) -> None:
         self.name = name
         self.empty_lists: list[cst.Assign] = []
         #: the ``name = [a, b]`` statements (a list display with elements)
@@ -67,6 +69,23 @@ class _Uses(cst.CSTVisitor):
         #: the ``name = [elt for ...]`` statements
         self.comprehensions: list[cst.Assign] = []
         self.other = False
+        for node in walk(function.body):
+            tp = type(node)
+            if tp is cst.Assign:
+                self._assign(node)  # type: ignore[arg-type]
+            elif tp in _REBINDINGS:
+                self.other = self.other or self._targets(node.target)  # type: ignore[attr-defined]
+            elif tp is cst.With:
+                self.other = self.other or any(
+                    i.asname is not None and self._targets(i.asname.name) for i in node.items)  # type: ignore[attr-defined]
+            elif tp is cst.ExceptHandler:
+                self.other = self.other or (node.name is not None and self._targets(node.name.name))  # type: ignore[attr-defined]
+            elif tp in (cst.Import, cst.ImportFrom):
+                self.other = self.other or _imports(node, name)
+            elif tp in (cst.Global, cst.Nonlocal):
+                self.other = True
+            elif tp is cst.Attribute and self._is_name(node.value) and node.attr.value != "append":  # type: ignore[attr-defined]
+                self.other = True
 
     def _is_name(self, node: cst.CSTNode) -> bool:
         return type(node) is cst.Name and node.value == self.name
@@ -81,49 +100,47 @@ class _Uses(cst.CSTVisitor):
             return self._targets(target.value)
         return False
 
-    def visit_Assign(self, node: cst.Assign) -> None:
-        if any(self._targets(t.target) for t in node.targets):
-            if len(node.targets) == 1 and self._is_name(node.targets[0].target) \
-                    and type(node.value) is cst.List and not node.value.elements:
-                self.empty_lists.append(node)
-            elif len(node.targets) == 1 and self._is_name(node.targets[0].target) and type(node.value) is cst.List \
-                    and all(type(e) is cst.Element for e in node.value.elements):
-                self.filled_lists.append(node)
-            elif len(node.targets) == 1 and self._is_name(node.targets[0].target) and type(node.value) is cst.ListComp:
-                self.comprehensions.append(node)
-            else:
-                self.other = True
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        """Any other binding of the name (``+=``, a loop or ``with`` target, ``del``, walrus)."""
-        if type(node) in _REBINDINGS:
-            self.other = self.other or self._targets(node.target)  # type: ignore[attr-defined]
-        elif type(node) is cst.AsName:
-            self.other = self.other or self._targets(node.name)
-        return super().on_visit(node)
-
-    def visit_Global(self, node: cst.Global) -> None:
-        self.other = True
-
-    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
-        self.other = True
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        if self._is_name(node.value) and node.attr.value != "append":
+    def _assign(self, node: cst.Assign) -> None:
+        if not any(self._targets(t.target) for t in node.targets):
+            return
+        plain = len(node.targets) == 1 and self._is_name(node.targets[0].target)
+        if plain and type(node.value) is cst.List and not node.value.elements:
+            self.empty_lists.append(node)
+        elif plain and type(node.value) is cst.List and all(type(e) is cst.Element for e in node.value.elements):
+            self.filled_lists.append(node)
+        elif plain and type(node.value) is cst.ListComp:
+            self.comprehensions.append(node)
+        else:
             self.other = True
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
 
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
+def _imports(node: cst.CSTNode, name: str) -> bool:
+    """``import``/``from ... import`` ``node`` binds ``name``."""
+    names = node.names  # type: ignore[attr-defined]
+    if isinstance(names, cst.ImportStar):
         return False
+    return any(import_binding(alias) == name for alias in names)
+
+
+def _uses(function: cst.FunctionDef, name: str) -> _Uses:
+    """:class:`_Uses` of ``name`` in ``function``, read once per function and name."""
+    key = (id(function), name)
+    cached = _USES.get(key)
+    if cached is not None and cached[0] is function:
+        return cached[1]
+    if len(_USES) > 64:
+        _USES.clear()
+    found = _USES[key] = (function, _Uses(function, name))
+    return found[1]
+
+
+_USES: dict[tuple[int, str], tuple[cst.FunctionDef, _Uses]] = {}
 
 
 def only_appended(function: cst.FunctionDef, name: str) -> bool:
     """``name`` is a local list of ``function`` made by one ``name = []`` that runs whenever
     the function does, and only ``append`` changes it."""
-    uses = _Uses(name)
-    function.body.visit(uses)
+    uses = _uses(function, name)
     if uses.other or len(uses.empty_lists) != 1 or uses.comprehensions or uses.filled_lists:
         return False
     return _runs_always(function, uses.empty_lists[0])
@@ -133,8 +150,7 @@ def only_extended(function: cst.FunctionDef, name: str) -> Optional[cst.List]:
     """The list display (``[]`` or ``[a, b]``) that ``name``, a local of ``function``, is made
     from by one assignment that runs whenever the function does, when nothing else binds
     ``name`` and only ``append`` changes it (its first elements stay in the list)."""
-    uses = _Uses(name)
-    function.body.visit(uses)
+    uses = _uses(function, name)
     made = uses.empty_lists + uses.filled_lists
     if uses.other or uses.comprehensions or len(made) != 1:
         return None
@@ -145,8 +161,7 @@ def only_comprehension(function: cst.FunctionDef, name: str) -> Optional[cst.Lis
     """The list comprehension that ``name``, a local of ``function``, is made by: one ``name =
     [elt for ...]`` that runs whenever the function does; nothing else binds ``name`` and only
     ``append`` changes it (so every element of the comprehension is still in the list)."""
-    uses = _Uses(name)
-    function.body.visit(uses)
+    uses = _uses(function, name)
     if uses.other or uses.empty_lists or uses.filled_lists or len(uses.comprehensions) != 1:
         return None
     made = uses.comprehensions[0]

@@ -110,10 +110,6 @@ all_out = torch.stack(outputs)
         """``[x[0] for x in pairs]``: the element, read while the variable is bound."""
         self._record_element(node, ctx)
 
-    def visit_Name(self, node: cst.Name, ctx) -> None:
-        """``[r for r in rows]``: the element, read while the variable is bound."""
-        self._record_element(node, ctx)
-
     def _record_element(self, node: cst.BaseExpression, ctx) -> None:
         """The element of a list comprehension, read while its variable is bound."""
         parent = ctx.parent

@@ -23,6 +23,7 @@ import libcst as cst
 from shapecheck.rules.helpers.operators import ARITHMETIC_OPERATORS, COMPARISON_OPERATORS
 from shapecheck.rules.shape.axis_sizes import rebound
 from shapecheck.semantic.torch_api import BROADCASTING_FUNCTIONS
+from shapecheck.semantic.walk import walk
 
 __all__ = ["Pairing", "paired_by_position"]
 
@@ -101,33 +102,20 @@ def _assigned(function: cst.FunctionDef) -> Iterator[tuple[str, cst.BaseExpressi
 
 
 def _names_in(expr: cst.BaseExpression) -> set[str]:
-    class _Names(cst.CSTVisitor):
-        def __init__(self) -> None:
-            self.found: set[str] = set()
-
-        def visit_Name(self, node: cst.Name) -> None:
-            self.found.add(node.value)
-
-    v = _Names()
-    expr.visit(v)
-    return v.found
+    found = {n.value for n in walk(expr, into_defs=True) if type(n) is cst.Name}
+    if type(expr) is cst.Name:
+        found.add(expr.value)
+    return found
 
 
 def _mixes(function: cst.FunctionDef, a: str, b: str) -> Optional[cst.BinaryOperation]:
     """An arithmetic op in ``function`` whose two sides read ``a`` and ``b`` (``rb - lt``)."""
-
-    class _Finder(cst.CSTVisitor):
-        found: Optional[cst.BinaryOperation] = None
-
-        def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-            if self.found is None and isinstance(node.operator, ARITHMETIC_OPERATORS):
-                left, right = _names_in(node.left), _names_in(node.right)
-                if a in left and b in right or b in left and a in right:
-                    self.found = node
-
-    finder = _Finder()
-    function.body.visit(finder)
-    return finder.found
+    for node in walk(function.body, into_defs=True):
+        if type(node) is cst.BinaryOperation and isinstance(node.operator, ARITHMETIC_OPERATORS):
+            left, right = _names_in(node.left), _names_in(node.right)
+            if a in left and b in right or b in left and a in right:
+                return node
+    return None
 
 
 def paired_by_position(ctx, node: cst.CSTNode) -> Optional[Pairing]:
