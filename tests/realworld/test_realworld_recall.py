@@ -15,7 +15,7 @@ import pytest
 
 #: overall recall (caught bug cases / all bug cases) below which the test fails: a ratchet at what the
 #: linter reaches today (56 of 129); the issue's goal is 0.9
-RECALL_FLOOR = 0.80
+RECALL_FLOOR = 0.90
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
