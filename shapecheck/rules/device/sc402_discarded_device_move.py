@@ -3,7 +3,7 @@ result is lost."""
 
 from __future__ import annotations
 
-from typing import cast
+from typing import Optional, cast
 
 import libcst as cst
 
@@ -148,11 +148,7 @@ module, `self.double()`, which converts its parameters in place).
         fact = ctx.fact(receiver)
         if fact.kind != TENSOR and not (fact.kind is None and _tensor_only_call(value, method)):
             return
-        written = method_call(receiver)
-        # `w.add_(d).to(...)`: the in-place op returns `w` itself
-        held = written[0] if written is not None and written[1].endswith("_") and not written[1].startswith("_") \
-            else receiver
-        name = short(ctx, held)
+        name = short(ctx, _written_by(receiver) or receiver)
         moved = short(ctx, node.value)
         safety, advice = _assign_back(ctx, node, receiver, fact)
         if advice is None:
@@ -171,17 +167,23 @@ module, `self.double()`, which converts its parameters in place).
         )
 
 
+def _written_by(expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """For ``w.add_(d)`` (an in-place method, which returns its receiver): ``w``; else ``None``."""
+    call = method_call(expr)
+    return call[0] if call is not None and call[1].endswith("_") and not call[1].startswith("_") else None
+
+
 def _own_dtype_after_inplace(ctx, receiver: cst.BaseExpression, call: cst.Call) -> bool:
     """``w.add_(d).to(dtype)`` where ``dtype = w.dtype`` was read before: the in-place op has
     already written ``w``, and the discarded copy in its own dtype (or device) changes nothing."""
-    inner = method_call(receiver)
-    if inner is None or not inner[1].endswith("_") or inner[1].startswith("_"):
+    written = _written_by(receiver)
+    if written is None:
         return False
     if len(call.args) != 1 or call.args[0].keyword is not None or type(call.args[0].value) is not cst.Name:
         return False
     bound = value_before(ctx, call.args[0].value.value, call)
     return type(bound) is cst.Attribute and bound.attr.value in ("dtype", "device") \
-        and ctx.source(bound.value) == ctx.source(inner[0])
+        and ctx.source(bound.value) == ctx.source(written)
 
 
 def _tensor_only_call(call: cst.Call, method: str) -> bool:
