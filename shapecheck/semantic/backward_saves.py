@@ -39,6 +39,7 @@ from shapecheck.semantic.saved_tensors import (
 from shapecheck.semantic.syntax import dotted_name, is_number, positional
 from shapecheck.semantic.torch_api import OTHER, RESULT, SELF
 from shapecheck.semantic.walk import walk
+from shapecheck.semantic.node_memo import NodeMemo
 
 Binding = tuple[str, int]
 
@@ -497,15 +498,15 @@ def differentiated(method: cst.FunctionDef, cls: cst.ClassDef) -> bool:
 
 
 #: id of a class -> (the class, the methods its forward calls); see :func:`_forward_helpers`
-_HELPERS: dict[int, tuple[cst.ClassDef, frozenset[str]]] = {}
+_HELPERS: NodeMemo[frozenset[str]] = NodeMemo()
 
 
 def _forward_helpers(cls: cst.ClassDef) -> frozenset[str]:
     """The names ``forward`` of ``cls`` calls as ``self.<name>(...)``; none when ``forward`` has a
     ``with`` block (the call may run with grad mode off)."""
-    cached = _HELPERS.get(id(cls))
-    if cached is not None and cached[0] is cls:
-        return cached[1]
+    cached = _HELPERS.get(cls)
+    if cached is not None:
+        return cached
     names: set[str] = set()
     for statement in cls.body.body:
         if type(statement) is cst.FunctionDef and statement.name.value == "forward":
@@ -517,11 +518,7 @@ def _forward_helpers(cls: cst.ClassDef) -> frozenset[str]:
                     dotted = dotted_name(node.func)
                     if dotted is not None and dotted.startswith("self.") and dotted.count(".") == 1:
                         names.add(dotted[len("self."):])
-    if len(_HELPERS) > 256:
-        _HELPERS.clear()
-    found = frozenset(names)
-    _HELPERS[id(cls)] = (cls, found)
-    return found
+    return _HELPERS.put(cls, frozenset(names))
 
 
 def mentions_backward(scope: cst.CSTNode) -> bool:

@@ -24,6 +24,7 @@ from shapecheck.semantic.rebinding import rebound_names
 from shapecheck.semantic.torch_api import SIZE_ARGUMENT_FACTORIES
 from shapecheck.semantic.walk import walk
 from shapecheck.shapes import Dim, Generic, Shape, monomial
+from shapecheck.semantic.node_memo import NodeMemo
 
 
 class ConfigSize(Generic):
@@ -128,19 +129,12 @@ def constructed_sizes(module: cst.Module, class_def: cst.ClassDef) -> dict[str, 
     construction in ``module`` gives the same int literal (directly or by its default). Empty
     when the class is used other than by calling its name (a subclass, passed as a value, a
     ``*args``/``**kwargs`` call) or never constructed."""
-    cached = _LAST.get(id(class_def))
-    if cached is not None and cached[0] is module and cached[1] is class_def:
-        return cached[2]
-    found = _constructed_sizes(module, class_def)
-    if len(_LAST) > 64:
-        _LAST.clear()
-    _LAST[id(class_def)] = (module, class_def, found)
-    return found
+    cached = _LAST.get(class_def, id(module))
+    return cached if cached is not None else _LAST.put(class_def, _constructed_sizes(module, class_def), id(module))
 
 
-#: id of a class -> (its module, the class, its constructed sizes): the call-site walks of its
-#: methods read them once
-_LAST: dict[int, tuple[cst.Module, cst.ClassDef, dict[str, int]]] = {}
+#: the constructed sizes of each class: the call-site walks of its methods read them once
+_LAST: NodeMemo[dict[str, int]] = NodeMemo(limit=64)
 
 
 def resized_attrs(module: cst.Module) -> frozenset[str]:
@@ -183,16 +177,12 @@ class _ModuleIndex:
 
 def _index(module: cst.Module) -> _ModuleIndex:
     """The :class:`_ModuleIndex` of ``module``, read once (the last module's is kept)."""
-    cached = _INDEX.get(id(module))
-    if cached is not None and cached[0] is module:
-        return cached[1]
-    _INDEX.clear()
-    found = _INDEX[id(module)] = (module, _ModuleIndex(module))
-    return found[1]
+    cached = _INDEX.get(module)
+    return cached if cached is not None else _INDEX.put(module, _ModuleIndex(module))
 
 
-#: id of the last module indexed -> (the module, its index)
-_INDEX: dict[int, tuple[cst.Module, _ModuleIndex]] = {}
+#: the index of the last module read (a limit of 0 keeps one)
+_INDEX: NodeMemo[_ModuleIndex] = NodeMemo(limit=0)
 
 
 def forget_modules() -> None:

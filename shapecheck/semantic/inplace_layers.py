@@ -16,6 +16,7 @@ import libcst as cst
 
 from shapecheck.semantic.syntax import dotted_name, keyword, positional
 from shapecheck.semantic.walk import walk
+from shapecheck.semantic.node_memo import NodeMemo
 
 Resolve = Callable[[cst.CSTNode], Optional[str]]
 
@@ -38,7 +39,7 @@ class InplaceLayer:
 
 
 #: id of a class -> (the class, attribute -> the in-place layer ``__init__`` assigns to it)
-_TABLES: dict[int, tuple[cst.ClassDef, dict[str, Optional[InplaceLayer]]]] = {}
+_TABLES: NodeMemo[dict[str, Optional[InplaceLayer]]] = NodeMemo()
 
 
 def inplace_layer_call(resolve: Resolve, class_def: Optional[cst.ClassDef], call: cst.Call) -> Optional[InplaceLayer]:
@@ -53,9 +54,9 @@ def inplace_layer_call(resolve: Resolve, class_def: Optional[cst.ClassDef], call
 
 
 def _table(resolve: Resolve, class_def: cst.ClassDef) -> dict[str, Optional[InplaceLayer]]:
-    cached = _TABLES.get(id(class_def))
-    if cached is not None and cached[0] is class_def:
-        return cached[1]
+    cached = _TABLES.get(class_def)
+    if cached is not None:
+        return cached
     table: dict[str, Optional[InplaceLayer]] = {}
     for statement in class_def.body.body:
         if type(statement) is cst.FunctionDef and statement.name.value == "__init__":
@@ -69,10 +70,7 @@ def _table(resolve: Resolve, class_def: cst.ClassDef) -> dict[str, Optional[Inpl
                     attr = dotted[len("self."):]
                     layer = _inplace_layer(resolve, node.value)
                     table[attr] = layer if attr not in table or table[attr] == layer else None
-    if len(_TABLES) > 256:
-        _TABLES.clear()
-    _TABLES[id(class_def)] = (class_def, table)
-    return table
+    return _TABLES.put(class_def, table)
 
 
 def _inplace_layer(resolve: Resolve, value: cst.BaseExpression) -> Optional[InplaceLayer]:

@@ -8,18 +8,19 @@ import libcst as cst
 
 from shapecheck.semantic.syntax import import_binding, target_names, with_targets
 from shapecheck.semantic.walk import walk
+from shapecheck.semantic.node_memo import NodeMemo
 
 __all__ = ["rebound_names"]
 
-_REBOUND: dict[int, tuple[cst.FunctionDef, frozenset[str]]] = {}
+_REBOUND: NodeMemo[frozenset[str]] = NodeMemo()
 
 
 def rebound_names(func: cst.FunctionDef) -> frozenset[str]:
     """The names that a statement of ``func``'s body binds (assignments, loop and ``with``
     targets, ``:=``, imports, ``global``/``nonlocal``, ``del``, nested definitions)."""
-    cached = _REBOUND.get(id(func))
-    if cached is not None and cached[0] is func:
-        return cached[1]
+    cached = _REBOUND.get(func)
+    if cached is not None:
+        return cached
     names: set[str] = set()
     for node in walk(func.body, into_defs=True):
         if type(node) is cst.Assign:
@@ -40,8 +41,4 @@ def rebound_names(func: cst.FunctionDef) -> frozenset[str]:
             names.add(node.name.value)
         elif isinstance(node, (cst.Import, cst.ImportFrom)) and not isinstance(node.names, cst.ImportStar):
             names.update(import_binding(a) for a in node.names)
-    if len(_REBOUND) > 256:
-        _REBOUND.clear()
-    found = frozenset(names)
-    _REBOUND[id(func)] = (func, found)
-    return found
+    return _REBOUND.put(func, frozenset(names))

@@ -18,13 +18,14 @@ from shapecheck.rules.helpers.calls import torch_name
 from shapecheck.semantic.syntax import all_params
 from shapecheck.semantic.torch_api import LIKE_FACTORIES, NEW_TENSOR_METHODS
 from shapecheck.semantic.walk import walk
+from shapecheck.semantic.node_memo import NodeMemo
 
 
 def placing_params(ctx, function: cst.FunctionDef) -> frozenset[str]:
     """The parameters of ``function`` by which its body places other tensors (see the module)."""
-    cached = _PLACING.get(id(function))
-    if cached is not None and cached[0] is function:
-        return cached[1]
+    cached = _PLACING.get(function)
+    if cached is not None:
+        return cached
     params = {p.name.value for p in all_params(function.params) if not p.star}
     found: set[str] = set()
     for node in walk(function.body):
@@ -37,12 +38,8 @@ def placing_params(ctx, function: cst.FunctionDef) -> frozenset[str]:
             if call.args and type(first := call.args[0].value) is cst.Name and first.value in params \
                     and not call.args[0].keyword and (torch_name(ctx, call.func) or "") in LIKE_FACTORIES:
                 found.add(first.value)
-    if len(_PLACING) > 256:
-        _PLACING.clear()
-    result = frozenset(found)
-    _PLACING[id(function)] = (function, result)
-    return result
+    return _PLACING.put(function, frozenset(found))
 
 
-#: id of a function -> (the function, its placing parameters)
-_PLACING: dict[int, tuple[cst.FunctionDef, frozenset[str]]] = {}
+#: the placing parameters of each function
+_PLACING: NodeMemo[frozenset[str]] = NodeMemo()

@@ -10,6 +10,7 @@ import libcst as cst
 from shapecheck.rules.helpers.calls import method_call
 from shapecheck.semantic.syntax import import_binding
 from shapecheck.semantic.walk import walk
+from shapecheck.semantic.node_memo import NodeMemo
 
 
 #: compound statements that run their body unconditionally (loops: once they run at all)
@@ -124,17 +125,11 @@ def _imports(node: cst.CSTNode, name: str) -> bool:
 
 def _uses(function: cst.FunctionDef, name: str) -> _Uses:
     """:class:`_Uses` of ``name`` in ``function``, read once per function and name."""
-    key = (id(function), name)
-    cached = _USES.get(key)
-    if cached is not None and cached[0] is function:
-        return cached[1]
-    if len(_USES) > 64:
-        _USES.clear()
-    found = _USES[key] = (function, _Uses(function, name))
-    return found[1]
+    cached = _USES.get(function, name)
+    return cached if cached is not None else _USES.put(function, _Uses(function, name), name)
 
 
-_USES: dict[tuple[int, str], tuple[cst.FunctionDef, _Uses]] = {}
+_USES: NodeMemo[_Uses] = NodeMemo(limit=64)
 
 
 def only_appended(function: cst.FunctionDef, name: str) -> bool:

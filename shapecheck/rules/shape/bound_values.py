@@ -15,15 +15,15 @@ import libcst as cst
 from shapecheck.semantic.rebinding import rebound_names
 from shapecheck.semantic.syntax import all_params, sub_blocks, target_names, with_targets
 from shapecheck.semantic.walk import walk
+from shapecheck.semantic.node_memo import NodeMemo
 
 __all__ = ["branch_values", "forget_indexes", "module_value", "side_assignments", "unchanged_between", "value_before"]
 
 
 #: per statement (kept alive with it): the names it binds; per function body: the path of every
 #: node in it. Rules ask for many names at many places of one function, so each is built once.
-_BOUND: dict[int, tuple[cst.CSTNode, frozenset[str]]] = {}
-_PATHS: dict[int, tuple[Sequence[cst.CSTNode], dict[int, list[tuple[Sequence[cst.CSTNode], int]]]]] = {}
-_LIMIT = 50_000
+_BOUND: NodeMemo[frozenset[str]] = NodeMemo(limit=50_000)
+_PATHS: NodeMemo[dict[int, list[tuple[Sequence[cst.CSTNode], int]]]] = NodeMemo()
 
 
 def forget_indexes() -> None:
@@ -36,9 +36,9 @@ def forget_indexes() -> None:
 
 def _bound_names(stmt: cst.CSTNode) -> frozenset[str]:
     """The names ``stmt`` (or a statement inside it) binds."""
-    cached = _BOUND.get(id(stmt))
-    if cached is not None and cached[0] is stmt:
-        return cached[1]
+    cached = _BOUND.get(stmt)
+    if cached is not None:
+        return cached
     names: set[str] = set()
     node: Any
     for node in (stmt, *walk(stmt)):
@@ -52,11 +52,7 @@ def _bound_names(stmt: cst.CSTNode) -> frozenset[str]:
             names.add(node.name.value)
         for t in with_targets(node):
             names.update(target_names(t))
-    if len(_BOUND) > _LIMIT:
-        _BOUND.clear()
-    found = frozenset(names)
-    _BOUND[id(stmt)] = (stmt, found)
-    return found
+    return _BOUND.put(stmt, frozenset(names))
 
 
 def _binds(stmt: cst.CSTNode, name: str) -> bool:
@@ -122,15 +118,15 @@ def branch_values(ctx, name: str, node: cst.CSTNode) -> list[tuple[cst.BaseExpre
     return []
 
 
-_SIDES: dict[int, tuple[cst.FunctionDef, frozenset[int]]] = {}
+_SIDES: NodeMemo[frozenset[int]] = NodeMemo()
 
 
 def side_assignments(func: cst.FunctionDef) -> frozenset[int]:
     """The ids of the ``name = value`` assignments that are a whole line of one side of an ``if``
     of ``func`` (the values :func:`branch_values` may return)."""
-    cached = _SIDES.get(id(func))
-    if cached is not None and cached[0] is func:
-        return cached[1]
+    cached = _SIDES.get(func)
+    if cached is not None:
+        return cached
     found: set[int] = set()
     for node in walk(func.body):
         if type(node) is not cst.If:
@@ -142,10 +138,7 @@ def side_assignments(func: cst.FunctionDef) -> frozenset[int]:
             for stmt in block:
                 if type(stmt) is cst.SimpleStatementLine and len(stmt.body) == 1 and type(stmt.body[0]) is cst.Assign:
                     found.add(id(stmt.body[0]))
-    if len(_SIDES) > 256:
-        _SIDES.clear()
-    _SIDES[id(func)] = (func, frozenset(found))
-    return _SIDES[id(func)][1]
+    return _SIDES.put(func, frozenset(found))
 
 
 def _side_values(ctx, stmt: cst.If, name: str) -> list[tuple[cst.BaseExpression, str]]:
@@ -231,15 +224,12 @@ def unchanged_between(ctx, name: str, earlier: cst.CSTNode, later: cst.CSTNode) 
 
 def _path(block: Sequence[cst.CSTNode], node: cst.CSTNode) -> Optional[list[tuple[Sequence[cst.CSTNode], int]]]:
     """The ``(block, index)`` of each statement that holds ``node``, outermost first."""
-    cached = _PATHS.get(id(block))
-    if cached is None or cached[0] is not block:
-        if len(_PATHS) > 256:
-            _PATHS.clear()
-        paths: dict[int, list[tuple[Sequence[cst.CSTNode], int]]] = {}
+    paths = _PATHS.get(block)
+    if paths is None:
+        paths = {}
         _index(block, [], paths, 0)
-        cached = (block, paths)
-        _PATHS[id(block)] = cached
-    return cached[1].get(id(node))
+        _PATHS.put(block, paths)
+    return paths.get(id(node))
 
 
 def _index(block: Sequence[cst.CSTNode], outer: list[tuple[Sequence[cst.CSTNode], int]],

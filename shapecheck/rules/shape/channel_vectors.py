@@ -22,6 +22,7 @@ from shapecheck.semantic.eval.declared_numbers import rebound_names
 from shapecheck.semantic.syntax import CallArgs, all_params, self_attribute_targets
 from shapecheck.semantic.torch_api import NN_SHAPE_KEEPING_MODULES
 from shapecheck.semantic.walk import walk
+from shapecheck.semantic.node_memo import NodeMemo
 
 __all__ = ["ChannelVector", "channel_vector"]
 
@@ -63,19 +64,16 @@ def _method(class_def: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:
     return None
 
 
-_ASSIGNMENTS: dict[int, tuple[cst.ClassDef, dict[str, list[tuple[cst.FunctionDef, cst.BaseExpression]]]]] = {}
+_ASSIGNMENTS: NodeMemo[dict[str, list[tuple[cst.FunctionDef, cst.BaseExpression]]]] = NodeMemo()
 
 
 def _self_assignments(class_def: cst.ClassDef, attr: str) -> list[tuple[cst.FunctionDef, cst.BaseExpression]]:
     """Every ``self.<attr> = value`` (and ``register_buffer("<attr>", value)``) in the methods of
     ``class_def``, with the method; a target that binds it otherwise counts with the value ``Name("_")``."""
-    cached = _ASSIGNMENTS.get(id(class_def))
-    if cached is None or cached[0] is not class_def:
-        if len(_ASSIGNMENTS) > 256:
-            _ASSIGNMENTS.clear()
-        cached = (class_def, _all_self_assignments(class_def))
-        _ASSIGNMENTS[id(class_def)] = cached
-    return cached[1].get(attr, [])
+    table = _ASSIGNMENTS.get(class_def)
+    if table is None:
+        table = _ASSIGNMENTS.put(class_def, _all_self_assignments(class_def))
+    return table.get(attr, [])
 
 
 def _all_self_assignments(class_def: cst.ClassDef) -> dict[str, list[tuple[cst.FunctionDef, cst.BaseExpression]]]:

@@ -21,10 +21,11 @@ from shapecheck.semantic.syntax import (
     all_params, dotted_name, is_number, self_attribute_targets, target_names,
 )
 from shapecheck.semantic.walk import walk
+from shapecheck.semantic.node_memo import NodeMemo
 
 __all__ = ["declared_number"]
 
-_CLASS_NUMBERS: dict[int, tuple[cst.ClassDef, frozenset[str]]] = {}
+_CLASS_NUMBERS: NodeMemo[frozenset[str]] = NodeMemo()
 
 
 def number_param(func: cst.FunctionDef, name: str) -> bool:
@@ -68,9 +69,9 @@ def class_numbers(class_def: cst.ClassDef) -> frozenset[str]:
     """The attributes of instances of ``class_def`` that only ever hold a number: set in the
     class body or in ``__init__`` from number literals or number-default parameters of
     ``__init__``, and assigned nowhere else in the class."""
-    cached = _CLASS_NUMBERS.get(id(class_def))
-    if cached is not None and cached[0] is class_def:
-        return cached[1]
+    cached = _CLASS_NUMBERS.get(class_def)
+    if cached is not None:
+        return cached
     numbers: dict[str, bool] = {}
     other: set[str] = set()
     for stmt in class_def.body.body:
@@ -91,10 +92,7 @@ def class_numbers(class_def: cst.ClassDef) -> frozenset[str]:
                         other.update(target_names(t))
     found_set = frozenset(a for a, ok in numbers.items() if ok and a not in other) if "*" not in other \
         else frozenset()
-    if len(_CLASS_NUMBERS) > 256:
-        _CLASS_NUMBERS.clear()
-    _CLASS_NUMBERS[id(class_def)] = (class_def, found_set)
-    return found_set
+    return _CLASS_NUMBERS.put(class_def, found_set)
 
 
 def _current_function(ev: Eval) -> Optional[cst.FunctionDef]:

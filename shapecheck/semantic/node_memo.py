@@ -1,0 +1,36 @@
+"""Values computed once per syntax node of the file being linted.
+
+A cache keyed by ``id(node)`` alone would be wrong once a tree is freed and a new node reuses the
+id, so every entry keeps its node and is returned only for that very node. A cache that reaches its
+limit starts again from empty (the trees of a run are linted one after another).
+"""
+
+from __future__ import annotations
+
+from typing import Generic, Hashable, Optional, TypeVar
+
+V = TypeVar("V")
+
+
+class NodeMemo(Generic[V]):
+    """Values keyed by a node (and optional hashable extras), kept for that node only."""
+
+    def __init__(self, limit: int = 256) -> None:
+        self._limit = limit
+        self._items: dict[tuple[Hashable, ...], tuple[object, V]] = {}
+
+    def get(self, node: object, *extra: Hashable) -> Optional[V]:
+        """The value stored for ``node`` (and ``extra``), or ``None``."""
+        hit = self._items.get((id(node),) + extra)
+        return hit[1] if hit is not None and hit[0] is node else None
+
+    def put(self, node: object, value: V, *extra: Hashable) -> V:
+        """Store ``value`` for ``node`` (and ``extra``) and return it."""
+        if len(self._items) > self._limit:
+            self._items.clear()
+        self._items[(id(node),) + extra] = (node, value)
+        return value
+
+    def clear(self) -> None:
+        """Forget every value (and the nodes they keep alive)."""
+        self._items.clear()
