@@ -64,16 +64,27 @@ def corpus_files(folder: str, limit: int | None) -> list[str]:
     return files[:limit] if limit else files
 
 
-def stage(files: list[str]) -> str:
-    """Copy ``files`` into a scratch project folder; returns its ``src`` folder."""
+def stage(files: list[str], root: str) -> str:
+    """Copy ``files`` into a scratch project folder, at their paths below ``root`` (packages stay
+    packages, so the cross-file pass sees the imports between them); returns its ``src`` folder."""
     scratch = tempfile.mkdtemp(prefix="shapecheck-bench-")
     with open(os.path.join(scratch, "pyproject.toml"), "w") as handle:
         handle.write("[project]\nname = 'bench-corpus'\nversion = '0'\n")
     src = os.path.join(scratch, "src")
     os.makedirs(src)
     for path in files:
-        shutil.copy(path, os.path.join(src, os.path.basename(path)))
+        target = os.path.join(src, os.path.relpath(path, root))
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        shutil.copy(path, target)
     return src
+
+
+#: ``shapecheck lint`` with the cross-file pass off (each file linted without the summaries of the
+#: files it imports): the benchmark's own switch, the linter has none
+_WITHOUT_LINKS = (
+    "import sys; import shapecheck.engine.runner as r; r._with_links = lambda work: work; "
+    "from shapecheck.frontends.cli import main; sys.argv[0] = 'shapecheck'; sys.exit(main())"
+)
 
 
 def _children_cpu() -> float:
@@ -169,6 +180,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, help="only the first N files (by name)")
     parser.add_argument("--no-torchfix", action="store_true", help="skip TorchFix")
     parser.add_argument("--breakdown", action="store_true", help="also time parse / walk / positions in-process")
+    parser.add_argument("--cross-file", action="store_true",
+                        help="also time the lint with the cross-file pass off (no summaries from other files)")
     args = parser.parse_args(argv)
 
     folder = args.corpus or DEFAULT_CORPUS
@@ -178,16 +191,19 @@ def main(argv: list[str] | None = None) -> int:
     if not files:
         print(f"no .py files in {folder}", file=sys.stderr)
         return 2
-    src = stage(files)
+    src = stage(files, folder)
+    staged = [os.path.join(src, os.path.relpath(f, folder)) for f in files]
     scratch = os.path.dirname(src)
     # a snapshot of the package: every run times the same code (and the same cache key)
     package = os.path.join(scratch, "pkg")
     shutil.copytree(os.path.join(REPO, "shapecheck"), os.path.join(package, "shapecheck"),
                     ignore=shutil.ignore_patterns("__pycache__"))
+    # byte-compiled once, as an installed package is: start-up is timed, compiling the linter is not
+    subprocess.run([sys.executable, "-m", "compileall", "-q", os.path.join(package, "shapecheck")], check=True)
     env = dict(os.environ, PYTHONPATH=package + os.pathsep + os.environ.get("PYTHONPATH", ""))
     shapecheck = [sys.executable, "-m", "shapecheck", "lint", "--jobs", "1", "--exit-zero", "--format", "json"]
     try:
-        parse_wall, parse_cpu, lines = bare_parse([os.path.join(src, os.path.basename(f)) for f in files])
+        parse_wall, parse_cpu, lines = bare_parse(staged)
         print(f"corpus: {len(files)} files, {lines} lines (from {folder})\n", flush=True)
         header = f"{'what':<44} {'wall s':>9} {'cpu s':>9} {'vs parse':>9}"
         print(header)
@@ -201,6 +217,14 @@ def main(argv: list[str] | None = None) -> int:
 
         found = json.loads(proc.stdout or "[]")
         print(_row("shapecheck lint --jobs 1 --no-cache", lint_wall, lint_cpu, parse_cpu), flush=True)
+        if args.cross_file:
+            alone = [sys.executable, "-c", _WITHOUT_LINKS] + shapecheck[3:] + ["--no-cache", "src"]
+            alone_wall, alone_cpu, alone_proc = timed_command(alone, scratch, env)
+            alone_found = json.loads(alone_proc.stdout or "[]")
+            print(_row("  the same, cross-file pass off", alone_wall, alone_cpu, parse_cpu), flush=True)
+            print(f"  cross-file pass: {lint_cpu - alone_cpu:+.2f}s cpu "
+                  f"({(lint_cpu - alone_cpu) / parse_cpu:+.2f}x parse); findings "
+                  f"{len(found)} with it, {len(alone_found)} without", flush=True)
         cold_wall, cold_cpu, _ = timed_command(shapecheck + ["src"], scratch, env)
         print(_row("shapecheck lint --jobs 1 (cold cache)", cold_wall, cold_cpu, parse_cpu), flush=True)
         warm_wall, warm_cpu, _ = timed_command(shapecheck + ["src"], scratch, env)
@@ -223,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"lint / torchfix (cpu):              {lint_cpu / tf_cpu:6.2f}x   (target < 1x)")
         print(f"first run / cached run (wall):      {cold_wall / warm_wall:6.1f}x   (target >= 20x)")
         if args.breakdown:
-            parts = breakdown([os.path.join(src, os.path.basename(f)) for f in files], package)
+            parts = breakdown(staged, package)
             print(
                 f"\nin-process breakdown ({parts['rules']} rules): parse {parts['parse']:.2f}s, "
                 f"walk {parts['walk']:.2f}s ({parts['walk'] / max(parts['parse'], 1e-9):.2f}x parse), "

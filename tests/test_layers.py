@@ -24,6 +24,8 @@ FACADES = frozenset({"shapecheck", "shapecheck.__main__", "shapecheck.lint", "sh
 #: The layers in import order: a module may import its own layer and those before it.
 LAYERS = ("algebra", "semantic", "rules", "engine", "frontends")
 TORCH_RUNTIME = "torch_runtime"
+#: subpackages that are front ends too (the language server)
+FRONT_END_PACKAGES = frozenset({"server"})
 
 SCRIPT = textwrap.dedent(
     """
@@ -117,6 +119,8 @@ def _layer(module: str) -> str:
     if module in FACADES:
         return "facade"
     parts = module.split(".")
+    if len(parts) >= 2 and parts[1] in FRONT_END_PACKAGES:
+        return "frontends"
     if len(parts) == 2 and parts[1] not in LAYERS and parts[1] != TORCH_RUNTIME:
         return "algebra" if not _graph().find_children(module) else "unplaced"
     return parts[1] if parts[1] in LAYERS or parts[1] == TORCH_RUNTIME else "unplaced"

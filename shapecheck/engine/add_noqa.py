@@ -80,12 +80,14 @@ def annotate(text: str, codes_by_line: dict[int, set[str]]) -> tuple[str, int, l
 def add_noqa(diagnostics: Iterable[Diagnostic]) -> Added:
     """Add ``# noqa`` comments for ``diagnostics`` (rule findings; engine codes are skipped) to
     their files, each written atomically and only while it still holds what was linted."""
-    from shapecheck.engine import writeback
-
     by_path: dict[str, dict[int, set[str]]] = defaultdict(lambda: defaultdict(set))
+    in_cells: dict[str, dict[tuple[int, int], set[str]]] = defaultdict(lambda: defaultdict(set))
     for d in diagnostics:
         if d.code not in ENGINE_CODES and d.code != noqa.UNUSED_NOQA:
-            by_path[d.path][d.line].add(d.code)
+            if d.cell is not None:
+                in_cells[d.path][(d.cell, d.line)].add(d.code)
+            else:
+                by_path[d.path][d.line].add(d.code)
     outcome = Added()
     for path in sorted(by_path):
         try:
@@ -97,15 +99,51 @@ def add_noqa(diagnostics: Iterable[Diagnostic]) -> Added:
             continue
         text, added, left = annotate(decoded.text, by_path[path])
         outcome.unreachable.extend((path, line) for line in left)
-        if not added:
-            continue
+        _write(outcome, path, encode_source(text, decoded), data, added)
+    for path in sorted(in_cells):
+        _annotate_notebook(outcome, path, in_cells[path])
+    return outcome
+
+
+def _annotate_notebook(outcome: Added, path: str, codes: dict[tuple[int, int], set[str]]) -> None:
+    """``--add-noqa`` in the code cells of the notebook ``path``: each comment on its cell line."""
+    from shapecheck.engine import notebook_core as notebooks
+
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+        text, bom = notebooks.decode(data)
+        notebook = notebooks.load(text)
+    except (OSError, notebooks.NotebookError) as exc:
+        outcome.failed.append((path, str(getattr(exc, "strerror", None) or getattr(exc, "message", exc))))
+        return
+    program = notebook.program
+    by_line: dict[int, set[str]] = defaultdict(set)
+    for (cell, line), found in codes.items():
+        number = program.program_line(cell, line)
+        if number is not None:
+            by_line[number] |= found
+    new_program, added, left = annotate(program.text, by_line)
+    outcome.unreachable.extend((f"{path}:cell {program.position(n)[0]}", program.position(n)[1]) for n in left)
+    sources = program.cell_sources(new_program)
+    if sources is None:
+        outcome.failed.append((path, "the cells could not be mapped back to the notebook"))
+        return
+    new_text = notebooks.write_cells(notebook, sources)
+    _write(outcome, path, (b"\xef\xbb\xbf" if bom else b"") + new_text.encode("utf-8"), data, added)
+
+
+def _write(outcome: Added, path: str, new: bytes, data: bytes, added: int) -> None:
+    """Write ``new`` over ``path`` (read as ``data``) when ``added`` comments were added."""
+    from shapecheck.engine import writeback
+
+    if added:
         try:
-            writeback.write_fixed(path, encode_source(text, decoded), data)
+            writeback.write_fixed(path, new, data)
         except writeback.NotWritten as exc:
             outcome.failed.append((path, exc.message))
-            continue
+            return
         except (OSError, UnicodeEncodeError) as exc:
             outcome.failed.append((path, str(getattr(exc, "strerror", None) or exc)))
-            continue
+            return
         outcome.directives += added
-    return outcome

@@ -29,7 +29,7 @@ from dataclasses import fields
 from typing import Any, Optional
 
 from shapecheck.engine.cache_folder import TEMP_PREFIX, TEMP_SUFFIX, CacheFolder, UnsafeFolder
-from shapecheck.engine.diagnostics import ENGINE_CODES, Diagnostic, RuleInfo
+from shapecheck.engine.diagnostics import ENGINE_CODES, Diagnostic, Related, RuleInfo
 from shapecheck.version import __version__
 
 _FORMAT = 2
@@ -236,6 +236,8 @@ def save_manifest(root: str, infos: list) -> None:
 
 _FIELD_TYPES = {"int": int, "str": str, "bool": bool}
 _ROW_SCHEMA: Optional[list] = None
+#: the column of a row that holds the related places, each ``[line, column, end_line, end_column, label]``
+_RELATED = "related"
 
 
 def _field_type(annotation: Any) -> Optional[tuple[type, bool]]:
@@ -256,8 +258,11 @@ def _row_schema() -> Optional[list]:
     field holds something a JSON row cannot (then nothing is cached)."""
     global _ROW_SCHEMA
     if _ROW_SCHEMA is None:
-        schema = []
+        schema: list[tuple[str, type, bool]] = []
         for item in fields(Diagnostic)[1:]:
+            if item.name == _RELATED:
+                schema.append((_RELATED, list, False))
+                continue
             found = _field_type(item.type)
             if found is None:
                 return None
@@ -272,9 +277,31 @@ def _valid_value(column: tuple, value: Any, codes: frozenset) -> bool:
         return nullable
     if type(value) is not kind:  # ``type``: True is no int here
         return False
+    if kind is list:
+        return all(_valid_place(place) for place in value)
     if kind is int:
         return 0 <= value < _MAX_POSITION
     return name != "code" or value in codes
+
+
+def _valid_place(place: Any) -> bool:
+    """A stored related place: four positions and a label."""
+    return (type(place) is list and len(place) == 5 and type(place[4]) is str
+            and all(type(n) is int and 0 <= n < _MAX_POSITION for n in place[:4]))
+
+
+def _row(d: Diagnostic, schema: list) -> list:
+    """The stored row of ``d``: its fields but the path, the related places as lists."""
+    return [[[p.line, p.column, p.end_line, p.end_column, p.label] for p in d.related]
+            if column[0] == _RELATED else getattr(d, column[0]) for column in schema]
+
+
+def _diagnostic(path: str, row: list, schema: list) -> Diagnostic:
+    """The diagnostic of ``path`` that a (validated) stored row holds."""
+    values = dict(zip((column[0] for column in schema), row))
+    if _RELATED in values:
+        values[_RELATED] = tuple(Related(*place) for place in values[_RELATED])
+    return Diagnostic(path, **values)
 
 
 def _valid_entry(entry: Any, schema: list, codes: frozenset) -> bool:
@@ -334,7 +361,8 @@ class Cache:
         if entry is None or entry[0] != digest:
             return None
         self._used.add(path)
-        return [Diagnostic(path, *row) for row in entry[1]]
+        schema = _row_schema() or []
+        return [_diagnostic(path, row, schema) for row in entry[1]]
 
     def put(self, path: str, digest: str, diagnostics: list) -> None:
         """Remember ``diagnostics`` for ``path`` with content hash ``digest``. A result that
@@ -343,7 +371,7 @@ class Cache:
         if not self.usable:
             return
         schema = _row_schema() or []
-        entry = [digest, [[getattr(d, column[0]) for column in schema] for d in diagnostics]]
+        entry = [digest, [_row(d, schema) for d in diagnostics]]
         if not _valid_entry(entry, schema, self.allowed):  # what could not be read back
             if self.entries.pop(path, None) is not None:
                 self.dirty = True

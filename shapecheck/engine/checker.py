@@ -143,6 +143,8 @@ class RuleContext:
         evaluator = checker.evaluator
         #: id of a FunctionDef -> the parameters it only reads
         self._read_only: dict[int, frozenset[str]] = {}
+        #: id of a node -> (the node, its source text): rules ask for the same operands again
+        self._sources: dict[int, tuple[cst.CSTNode, str]] = {}
         self.module = checker.module
         self.text = checker.text
         self.imports = checker.model.imports
@@ -155,10 +157,11 @@ class RuleContext:
         self._evaluator = evaluator
 
     def report(self, node: cst.CSTNode, message: str, *, fix: Optional[Fix] = None,
-               offset: Optional[tuple[int, int]] = None, condition: Optional[str] = None) -> None:
+               offset: Optional[tuple[int, int]] = None, condition: Optional[str] = None,
+               related: Sequence[tuple[cst.CSTNode, str]] = ()) -> None:
         """Report a diagnostic of the rule whose hook is running, at ``node``."""
         checker = self._checker
-        checker.findings.append(Finding(checker.current_code, node, message, fix, offset, condition))
+        checker.findings.append(Finding(checker.current_code, node, message, fix, offset, condition, tuple(related)))
 
     def branch_view_verdicts(
             self, call: cst.Call) -> list[tuple[Branch, Optional[tuple[Fact, list[Dim], Optional[bool]]]]]:
@@ -170,7 +173,12 @@ class RuleContext:
 
     def source(self, node: cst.CSTNode) -> str:
         """The source text of ``node``, for messages."""
-        return self.module.code_for_node(node)
+        known = self._sources.get(id(node))
+        if known is not None and known[0] is node:
+            return known[1]
+        text = self.module.code_for_node(node)
+        self._sources[id(node)] = (node, text)
+        return text
 
     def call_site_arguments(self, name: str) -> Optional[list[cst.BaseExpression]]:
         """In a walk of a function with the facts of its call sites: the expressions those calls

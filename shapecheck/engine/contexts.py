@@ -199,10 +199,15 @@ def _placed(checker: Any, findings: list[Finding], context: Context) -> list[tup
     return at_the_callers(findings, context, ranks, lambda node: positions.get(node, (0, 0, 0, 0))[0])
 
 
+#: the label of the related place of a call whose arguments a finding was made with
+CALLED_HERE = "called here: the finding uses these arguments"
+
+
 def merge_context_findings(module: cst.Module, findings: list[Finding],
                            extra: list[tuple[Finding, tuple[cst.Call, ...]]]) -> list[Finding]:
     """``extra`` that no finding of ``findings`` (nor an earlier one of ``extra``) has the code
-    and line of, each message naming the lines of the calls it came from; no fixes."""
+    and line of, each message naming the lines of the calls it came from (the calls also its
+    related places); no fixes."""
     if not extra:
         return []
     from shapecheck.engine.positions import node_positions
@@ -224,5 +229,7 @@ def merge_context_findings(module: cst.Module, findings: list[Finding],
         seen.add(key)
         where = (f"the call on line {lines[0]}" if len(lines) == 1
                  else "the calls on lines " + ", ".join(str(n) for n in lines))
-        kept.append(replace(f, message=f"{f.message} (with the arguments of {where})", fix=None))
+        calls_here = tuple((c, CALLED_HERE) for c in sorted(calls, key=line))
+        kept.append(replace(f, message=f"{f.message} (with the arguments of {where})", fix=None,
+                            related=f.related + calls_here))
     return kept

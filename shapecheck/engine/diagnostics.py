@@ -4,7 +4,7 @@ cache, the configuration and the runner all build on it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 #: Diagnostics of the engine itself, not of a rule: always reported unless ignored by exact code.
@@ -22,6 +22,19 @@ class RuleInfo:
     severity: str
     default_enabled: bool
     fixable: bool
+
+
+@dataclass(frozen=True)
+class Related:
+    """Another place of the code a finding comes from (where a tensor was transposed, created,
+    reduced), with 1-based positions like :class:`Diagnostic`'s, and a short label saying what
+    happened there."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    label: str
 
 
 @dataclass(frozen=True)
@@ -44,7 +57,12 @@ class Diagnostic:
     #: the exception under which the finding does not hold (``"`T` is 1"``), ``None`` when it
     #: holds whatever the sizes
     condition: Optional[str] = None
+    #: the other places the finding comes from; not part of what makes two diagnostics the same
+    related: tuple[Related, ...] = field(default=(), compare=False)
+    #: in a notebook, the 1-based number of the cell (counting every cell) that ``line`` and
+    #: ``column`` count in; ``None`` in a Python file
+    cell: Optional[int] = None
 
     def sort_key(self) -> tuple:
-        """Path, then position, then code: the order of every report."""
-        return (self.path, self.line, self.column, self.code, self.message)
+        """Path, then cell, then position, then code: the order of every report."""
+        return (self.path, self.cell or 0, self.line, self.column, self.code, self.message)

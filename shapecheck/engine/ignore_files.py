@@ -1,8 +1,12 @@
-"""Ignore files, read as git and ruff read them: ``.gitignore`` at every level and
-``.git/info/exclude`` inside a git work tree, and ``.ignore`` anywhere.
+"""Ignore files, read as git and ruff read them: ``.gitignore`` at every level, git's global
+excludes file (``core.excludesFile``, by default ``$XDG_CONFIG_HOME/git/ignore`` or
+``~/.config/git/ignore``) and ``.git/info/exclude`` inside a git work tree, and ``.ignore``
+anywhere. ``core.excludesFile`` is read from the repository's ``.git/config``, then
+``~/.gitconfig``, then ``$XDG_CONFIG_HOME/git/config`` (the first that sets it wins, as git's
+order local > global gives), without running git.
 
-Precedence, lowest first: ``.git/info/exclude``, then for each folder from the top of the work
-tree down to the file, its ``.gitignore`` then its ``.ignore``; the last pattern that matches
+Precedence, lowest first: the global excludes file, ``.git/info/exclude``, then for each folder
+from the top of the work tree down to the file, its ``.gitignore`` then its ``.ignore``; the last pattern that matches
 decides (a ``!pattern`` re-includes). A folder that is ignored is not entered, so nothing below
 it is linted, as in git. A nested repository (a folder holding ``.git``) starts afresh with its
 own ignore files. Patterns are matched by :mod:`pathspec`'s implementation of git's rules.
@@ -44,6 +48,67 @@ def _read(path: str, base: str) -> Optional[_IgnoreFile]:
         return None
     spec = pathspec.GitIgnoreSpec.from_lines(lines)
     return _IgnoreFile(base, spec) if spec.patterns else None
+
+
+def _config_value(path: str, section: str, key: str) -> Optional[str]:
+    """The last value of ``section.key`` in the git config file at ``path`` (names compared
+    without case, as git does), or ``None``; ``include`` directives are not followed."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return None
+    current, found = "", None
+    for raw in lines:
+        line = raw.strip()
+        if line.startswith("["):
+            header = line[1:line.find("]")] if "]" in line else line[1:]
+            current = header.split(None, 1)[0].split(".", 1)[0].lower() if header.strip() else ""
+            line = line[line.find("]") + 1:].strip() if "]" in line else ""
+            if not line:
+                continue
+        if current != section or "=" not in line:
+            continue
+        name, value = line.split("=", 1)
+        if name.strip().lower() == key:
+            found = _config_text(value)
+    return found
+
+
+def _config_text(value: str) -> str:
+    """A git config value without its comment and quotes, with its escapes read."""
+    out, quoted, index = [], False, 0
+    value = value.strip()
+    while index < len(value):
+        char = value[index]
+        if char == '"':
+            quoted = not quoted
+        elif char in "#;" and not quoted:
+            break
+        elif char == "\\" and index + 1 < len(value):
+            index += 1
+            out.append({"n": "\n", "t": "\t"}.get(value[index], value[index]))
+        else:
+            out.append(char)
+        index += 1
+    return "".join(out).strip()
+
+
+def global_excludes_file(top: str) -> Optional[str]:
+    """The path of git's global excludes file for the work tree ``top``: ``core.excludesFile``
+    of its config or the user's (``~`` expanded), else ``$XDG_CONFIG_HOME/git/ignore`` (or
+    ``~/.config/git/ignore``); ``None`` when it cannot be told."""
+    home = os.environ.get("HOME") or os.path.expanduser("~")
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    configs = [os.path.join(top, ".git", "config"), os.path.join(home, ".gitconfig"),
+               os.path.join(xdg, "git", "config")]
+    for config in configs:
+        value = _config_value(config, "core", "excludesfile")
+        if value:
+            if value == "~" or value.startswith("~/"):
+                value = home + value[1:]
+            return value if os.path.isabs(value) else os.path.join(top, value)
+    return os.path.join(xdg, "git", "ignore")
 
 
 def _is_repository(folder: str) -> bool:
@@ -94,9 +159,10 @@ class IgnoreRules:
         if _is_repository(folder):
             in_git = True
             files = ()
-            exclude = _read(os.path.join(folder, ".git", "info", "exclude"), folder)
-            if exclude is not None:
-                files += (exclude,)
+            for path in (global_excludes_file(folder), os.path.join(folder, ".git", "info", "exclude")):
+                found = _read(path, folder) if path is not None else None
+                if found is not None:
+                    files += (found,)
         for name, applies in ((GITIGNORE, in_git), (IGNORE, True)):
             if applies:
                 found = _read(os.path.join(folder, name), folder)

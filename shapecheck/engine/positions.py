@@ -17,6 +17,8 @@ from typing import Iterable, Iterator, Optional
 
 import libcst as cst
 
+from shapecheck.engine.diagnostics import Related
+
 _NEWLINE = re.compile(r"\r\n?|\n")
 
 #: (line, column, end line, end column): 1-based lines, 0-based columns, like libcst's CodeRange
@@ -130,3 +132,19 @@ def node_positions(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[cst
         return _fast(module, wanted)
     except Exception:  # libcst's private code generation changed: use the public provider
         return _provider(module, wanted)
+
+
+def related_places(related: Iterable[tuple[cst.CSTNode, str]], positions: dict[cst.CSTNode, Span],
+                   line: int) -> tuple[Related, ...]:
+    """The :class:`~shapecheck.engine.diagnostics.Related` places of a finding on ``line``: each
+    node of ``related`` that ``positions`` (from :func:`node_positions`) holds, with its label,
+    1-based; a node on the finding's own line, or a place already listed, is left out."""
+    places: list[Related] = []
+    for node, label in related:
+        span = positions.get(node)
+        if span is None or span[0] == line:
+            continue
+        place = Related(span[0], span[1] + 1, span[2], span[3] + 1, label)
+        if all((p.line, p.column) != (place.line, place.column) for p in places):
+            places.append(place)
+    return tuple(places)

@@ -28,6 +28,7 @@ from shapecheck.engine.config import (
     selected_codes,
 )
 from shapecheck.engine.diagnostics import ENGINE_CODES, INTERNAL_ERROR, PARSE_ERROR, Diagnostic
+from shapecheck.engine.notebook_core import is_notebook
 from shapecheck.engine.sources import Decoded, SourceError, decode_source, discover, display_path, encode_source
 
 #: Fewer files than this are linted in-process even when ``--jobs`` allows a pool.
@@ -193,9 +194,10 @@ class _Linter:
         return module, kept_findings, kept + diagnostics
 
     def _position(self, path, text, module, findings):
-        from shapecheck.engine.positions import node_positions
+        from shapecheck.engine.positions import node_positions, related_places
 
-        positions = node_positions(module, [f.node for f in findings]) if findings else {}
+        nodes = [f.node for f in findings] + [node for f in findings for node, _ in f.related]
+        positions = node_positions(module, nodes) if findings else {}
         directives = noqa.directives(text)
         table = noqa.table_of(directives)
         used: dict[int, set[str]] = {}
@@ -219,6 +221,7 @@ class _Linter:
                 path, line, col + 1, end_line, end_col + 1, finding.code, name, severity,
                 _first_line(finding.message), finding.fix is not None and finding.fix.safe,
                 finding.fix is not None and not finding.fix.safe, finding.condition,
+                related_places(finding.related, positions, line),
             )
             if diag in seen:  # the same finding reported twice (e.g. by two hooks)
                 continue
@@ -254,13 +257,19 @@ class _Linter:
                 gc.enable()
 
     def _lint(self, job: FileJob, mode: str) -> FileResult:
-        from shapecheck.engine.fixes import apply_fixes
-
         result = FileResult(job.path)
         if job.error is not None:
             message, line, column = job.error
             result.diagnostics = [_engine_diagnostic(job.path, PARSE_ERROR, message, line, column)]
             return result
+        if is_notebook(job.path):
+            from shapecheck.engine.notebook_core import lint_data
+
+            done = lint_data(self, job.path, job.data or b"", mode != MODE_CHECK, job.ignore)
+            return FileResult(
+                job.path, diagnostics=done.diagnostics, fixes_applied=done.fixes_applied, fixed_text=done.fixed_text,
+                original_text=done.original_text, original_diagnostics=done.original_diagnostics, decoded=done.decoded,
+            )
         try:
             decoded = decode_source(job.data or b"")
         except SourceError as exc:
@@ -275,11 +284,26 @@ class _Linter:
         result.decoded = decoded
         result.original_text = text
         result.original_diagnostics = diagnostics
+        text, _, _, diagnostics, result.fixes_applied = self.fix_to_fixed_point(
+            job.path, text, module, findings, diagnostics, job.ignore, imported
+        )
+        result.diagnostics = diagnostics
+        if text != result.original_text:
+            result.fixed_text = text
+        return result
+
+    def fix_to_fixed_point(self, path: str, text: str, module, findings, diagnostics, ignore, imported):
+        """Apply the fixes of ``findings`` (paired with ``diagnostics``; none that ``ignore``,
+        the per-file-ignores, covers) and re-analyse, until nothing changes: ``(text, module,
+        findings, diagnostics, fixes applied)``. A fix that breaks the syntax is not applied."""
+        from shapecheck.engine.fixes import apply_fixes
+
+        applied_total = 0
         for _ in range(MAX_FIX_PASSES):
             fixes = [
                 f.fix for f, d in zip(findings, diagnostics)
                 if f.fix is not None and (f.fix.safe or self.unsafe_fixes)
-                and not matches_any(list(job.ignore), d.code, d.name)
+                and not matches_any(list(ignore), d.code, d.name)
             ]
             if not fixes:
                 break
@@ -287,15 +311,12 @@ class _Linter:
             new_text = new_module.code
             if applied == 0 or new_text == text:
                 break
-            new_parse = self.analyze(job.path, new_text, imported)
-            if new_parse[0] is None:  # a fix that breaks the syntax is not applied
+            new_parse = self.analyze(path, new_text, imported)
+            if new_parse[0] is None:
                 break
             text, (module, findings, diagnostics) = new_text, new_parse
-            result.fixes_applied += applied
-        result.diagnostics = diagnostics
-        if text != result.original_text:
-            result.fixed_text = text
-        return result
+            applied_total += applied
+        return text, module, findings, diagnostics, applied_total
 
 
 def _imported(job: FileJob) -> Optional[dict]:
@@ -319,7 +340,7 @@ def _with_links(work: list[FileJob]) -> list[FileJob]:
 
     from shapecheck.engine.run_imports import module_name, plan_links
 
-    readable = [job for job in work if job.data is not None and job.error is None]
+    readable = [job for job in work if job.data is not None and job.error is None and not is_notebook(job.path)]
     if len(readable) < 2:
         return work
     texts: dict[str, Optional[bytes]] = {}
@@ -675,11 +696,30 @@ def _noqa_problems(work: list[FileJob], settings: Settings) -> list[tuple[str, i
     for job in work:
         if job.data is None or _DIRECTIVE_BYTES.search(job.data) is None:
             continue
+        if is_notebook(job.path):
+            found.extend(_notebook_noqa_problems(job.path, job.data, known))
+            continue
         try:
             text = decode_source(job.data).text
         except SourceError:
             continue
         found.extend((job.path, line, directive, why) for line, directive, why in noqa.problems(text, known))
+    return found
+
+
+def _notebook_noqa_problems(path: str, data: bytes, known: list[str]) -> list[tuple[str, int, str, str]]:
+    """The malformed suppression comments of a notebook's code cells, each named
+    ``path:cell N`` with its line in that cell."""
+    from shapecheck.engine import notebook_core as notebooks
+
+    try:
+        program = notebooks.load(notebooks.decode(data)[0]).program
+    except notebooks.NotebookError:
+        return []
+    found = []
+    for line, directive, why in noqa.problems(program.text, known):
+        cell, cell_line = program.position(line)
+        found.append((f"{path}:cell {cell}", cell_line, directive, why))
     return found
 
 

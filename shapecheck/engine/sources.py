@@ -1,4 +1,5 @@
-"""Finding the Python files to lint, and reading them the way Python does.
+"""Finding the Python files and Jupyter notebooks to lint, and reading Python files the way
+Python does.
 
 Discovery walks the given paths, skips version-control, cache, build and virtualenv folders,
 the configured ``exclude`` globs and what ``.gitignore``/``.ignore`` files ignore. Decoding
@@ -97,8 +98,10 @@ def read_error(exc: OSError) -> str:
     return f"cannot read: {(exc.strerror or str(exc)).lower()}"
 
 
-#: Suffixes of the files a folder walk lints.
+#: Suffixes of the Python files a folder walk lints.
 PYTHON_SUFFIXES = (".py", ".pyi")
+#: Suffixes of every file a folder walk lints: Python files and Jupyter notebooks.
+LINTED_SUFFIXES = PYTHON_SUFFIXES + (".ipynb",)
 
 
 @dataclass
@@ -113,13 +116,11 @@ class Discovery:
 
 def skip_reason(path: str) -> Optional[str]:
     """Why a file named on the command line is not linted (``None``: it is): a suffix other
-    than ``.py``/``.pyi``. A file without a suffix (a script) is linted."""
+    than ``.py``/``.pyi``/``.ipynb``. A file without a suffix (a script) is linted."""
     suffix = os.path.splitext(os.path.basename(path))[1].lower()
-    if not suffix or suffix in PYTHON_SUFFIXES:
+    if not suffix or suffix in LINTED_SUFFIXES:
         return None
-    if suffix == ".ipynb":
-        return "notebooks are not linted yet"
-    return f"not a Python file ({suffix}); only .py and .pyi files are linted"
+    return f"not a Python file ({suffix}); only .py, .pyi and .ipynb files are linted"
 
 
 def discover(
@@ -128,7 +129,7 @@ def discover(
 ) -> Discovery:
     """The files to lint under ``paths`` (see :class:`Discovery`).
 
-    A folder is walked for ``.py`` and ``.pyi`` files, skipping the exclude globs and, with
+    A folder is walked for ``.py``, ``.pyi`` and ``.ipynb`` files, skipping the exclude globs and, with
     ``respect_ignore_files``, what ``.gitignore``, ``.ignore`` and ``.git/info/exclude`` ignore
     (:mod:`shapecheck.engine.ignore_files`). A file named explicitly is linted even when an
     ignore file ignores it (as ruff does), unless an exclude glob matches it or its suffix is
@@ -194,7 +195,7 @@ def _walk(
             keep.append(name)
         dirnames[:] = keep
         for name in sorted(filenames):
-            if name.endswith(PYTHON_SUFFIXES):
+            if name.endswith(LINTED_SUFFIXES):
                 full = os.path.join(dirpath, name)
                 if _excluded(full, excludes, root):
                     continue

@@ -136,6 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
     broadcast = commands.add_parser("broadcast", help="broadcast shapes together",
                                     description="Broadcast shapes and explain a failing axis.")
     broadcast.add_argument("shapes", nargs="+", metavar="SHAPE", help='shapes, e.g. "8,1,6" "7,1"')
+    commands.add_parser("server", help="run the language server on stdin/stdout",
+                        description="Speak the Language Server Protocol on stdin/stdout (needs the `server` extra).")
     return parser
 
 
@@ -289,6 +291,17 @@ def _rule(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
+def _server() -> int:
+    from shapecheck.server import missing_dependency
+
+    problem = missing_dependency()
+    if problem is not None:
+        raise UsageError(problem)
+    from shapecheck.server.protocol import main as serve
+
+    return serve()
+
+
 def _algebra(name: str):
     try:
         from shapecheck.frontends import algebra_cli
@@ -311,6 +324,8 @@ def main(argv: Optional[list[str]] = None) -> int:
             return int(_algebra("einsum").einsum_command(args.spec, list(args.shapes), out))
         if args.command == "broadcast":
             return int(_algebra("broadcast").broadcast_command(list(args.shapes), out))
+        if args.command == "server":
+            return _server()
         raise UsageError("missing command: one of lint, rule, einsum, broadcast (see `shapecheck --help`)")
     except UsageError as exc:
         return _fail(f"shapecheck: error: {exc}", err)

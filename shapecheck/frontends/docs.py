@@ -44,6 +44,13 @@ def _cell(text: str) -> str:
     return " ".join(text.split()).replace("|", "\\|")
 
 
+def rule_anchor(code: str) -> str:
+    """The explicit anchor of a rule's row (``<a id="sc101"></a>``): the package index renders
+    the README without ids of its own, so the SARIF ``helpUri`` of each rule
+    (``.../torch-shapecheck/#sc101``) lands on its row only through this one."""
+    return f'<a id="{code.lower()}"></a>'
+
+
 def rule_table(rules: list) -> str:
     """The markdown rule table of the README."""
     lines = [
@@ -53,7 +60,8 @@ def rule_table(rules: list) -> str:
     for r in rules:
         name = f"`{r.name}`" + ("" if r.default_enabled else " (opt-in)")
         lines.append(
-            f"| {r.code} | {name} | {r.severity} | {'yes' if r.fixable else ''} | {_cell(r.summary)} |"
+            f"| {rule_anchor(r.code)}{r.code} | {name} | {r.severity} | {'yes' if r.fixable else ''} "
+            f"| {_cell(r.summary)} |"
         )
     return "\n".join(lines) + "\n"
 

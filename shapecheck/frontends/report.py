@@ -39,7 +39,10 @@ def format_text(diagnostics: list, fixes_applied: int = 0, fix_mode: bool = Fals
 def format_json(diagnostics: list) -> str:
     """One JSON array; each object has path, line, column, end_line, end_column, code, name,
     severity, message, fixable, condition (the exception under which the finding does not
-    hold, ``null`` when it holds whatever the sizes)."""
+    hold, ``null`` when it holds whatever the sizes), related (the other places the finding
+    comes from: line, column, end_line, end_column, label) and cell (in a notebook, the 1-based
+    number of the cell the lines count in, counting every cell as ruff does; ``null`` in a
+    Python file)."""
     rows = [
         {
             "path": d.path,
@@ -53,6 +56,12 @@ def format_json(diagnostics: list) -> str:
             "message": d.message,
             "fixable": d.fixable,
             "condition": d.condition,
+            "cell": d.cell,
+            "related": [
+                {"line": r.line, "column": r.column, "end_line": r.end_line, "end_column": r.end_column,
+                 "label": r.label}
+                for r in d.related
+            ],
         }
         for d in diagnostics
     ]
@@ -86,9 +95,15 @@ def _escape_property(text: str) -> str:
 
 
 def format_github(diagnostics: list) -> str:
-    """GitHub Actions workflow commands: ``::error file=...,line=...,col=...,title=...::message``."""
+    """GitHub Actions workflow commands: ``::error file=...,line=...,col=...,title=...::message``.
+
+    In a notebook the lines count in the code cells joined, as ruff gives them (GitHub shows a
+    notebook as its JSON, where no cell line can be pointed at), and the message starts with
+    ``cell N:line:column:``."""
+    from shapecheck.engine.notebook_core import concatenated
+
     lines = []
-    for d in diagnostics:
+    for d, where in zip(concatenated(diagnostics), diagnostics):
         kind = "error" if d.severity == "error" else "warning"
         props = ",".join(
             [
@@ -100,7 +115,8 @@ def format_github(diagnostics: list) -> str:
                 f"title={_escape_property(f'{d.code} ({d.name})')}",
             ]
         )
-        message = escape(f"{d.code} {d.message}", keep=_GITHUB_CARRIES)
+        cell = f"cell {d.cell}:{where.line}:{where.column}: " if d.cell is not None else ""
+        message = escape(f"{cell}{d.code} {d.message}", keep=_GITHUB_CARRIES)
         lines.append(f"::{kind} {props}::{_escape_data(message)}")
     return "".join(line + "\n" for line in lines)
 

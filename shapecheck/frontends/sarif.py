@@ -1,12 +1,15 @@
 """The ``sarif`` output format: SARIF 2.1.0, as GitHub code scanning reads it.
 
 One run: the tool with every rule (its help text and a ``helpUri``), the findings as results
-(with a ``fixes`` entry for each safe fix), and the files that could not be read or parsed
+(with a ``fixes`` entry for each safe fix, and ``relatedLocations`` for the places a finding
+comes from: where a tensor was transposed, created or reduced), and the files that could not be read or parsed
 (``SC000``) and the rules that crashed (``SC999``) as tool execution notifications of the
 invocation rather than as results: they are about the run, not about the code. Columns count
 Unicode code points (``columnKind``), as Python's strings do. Paths are relative URI references
 against ``%SRCROOT%`` (or ``file:`` URIs when absolute), with every byte outside RFC 3986's
-unreserved set percent-encoded, so that a space or a ``#`` in a path stays a valid URI.
+unreserved set percent-encoded, so that a space or a ``#`` in a path stays a valid URI. In a
+notebook the lines count in its code cells joined, as ruff's SARIF gives them, and a result's
+``properties`` name the cell (``{"cell": N}``, counting every cell from 1).
 """
 
 from __future__ import annotations
@@ -24,8 +27,10 @@ _DRIVE = re.compile(r"^[A-Za-z]:/")
 
 
 def help_uri(info_uri: str, code: str) -> str:
-    """Where a rule's documentation is published, under the project's page ``info_uri``
-    (``shapecheck rule CODE`` prints it too)."""
+    """Where a rule's documentation is published: its row of the rule table in the README, the
+    project's page ``info_uri`` on the package index, whose explicit anchor ``<a id="sc101">``
+    (:func:`shapecheck.frontends.docs.rule_anchor`) the index keeps; ``shapecheck rule CODE``
+    prints the whole page."""
     return f"{info_uri}#{code.lower()}"
 
 
@@ -94,6 +99,15 @@ def _region(d) -> dict:
     }
 
 
+def _related(path: str, number: int, place) -> dict:
+    """A SARIF ``relatedLocations`` entry: where the finding comes from, with its label."""
+    return {
+        "id": number,
+        "physicalLocation": {"artifactLocation": sarif_location(path), "region": _region(place)},
+        "message": {"text": place.label},
+    }
+
+
 def _fix_edits(diagnostics: list) -> dict:
     """The safe fix of each fixable finding, by ``(path, line, column, code)``, computed from
     the files as they are now (a file that cannot be read again gets no fixes)."""
@@ -103,7 +117,7 @@ def _fix_edits(diagnostics: list) -> dict:
 
     wanted: dict[str, set[str]] = {}
     for d in diagnostics:
-        if d.fixable:
+        if d.fixable and d.cell is None:  # a notebook's fixes are not given as text edits
             wanted.setdefault(d.path, set()).add(d.code)
     edits = {}
     for path, codes in wanted.items():
@@ -153,6 +167,9 @@ def format_sarif(diagnostics: list, info_uri: str) -> str:
     rules = _rules(info_uri)
     index = {r["id"]: i for i, r in enumerate(rules)}
     edits = _fix_edits(diagnostics) if any(d.fixable for d in diagnostics) else {}
+    from shapecheck.engine.notebook_core import concatenated
+
+    diagnostics = concatenated(diagnostics)
     results, notifications = [], []
     for d in diagnostics:
         if d.code in ENGINE_CODES:
@@ -164,6 +181,10 @@ def format_sarif(diagnostics: list, info_uri: str) -> str:
             "message": {"text": d.message},
             "locations": [{"physicalLocation": {"artifactLocation": sarif_location(d.path), "region": _region(d)}}],
         }
+        if d.cell is not None:
+            result["properties"] = {"cell": d.cell}
+        if d.related:
+            result["relatedLocations"] = [_related(d.path, i, place) for i, place in enumerate(d.related)]
         if d.code in index:
             result["ruleIndex"] = index[d.code]
         edit = edits.get((d.path, d.line, d.column, d.code))

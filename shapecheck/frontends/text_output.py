@@ -99,14 +99,26 @@ class SourceLines:
     given: Mapping[str, str] = field(default_factory=dict)
     _files: dict = field(default_factory=dict)
 
-    def line(self, path: str, number: int) -> Optional[str]:
-        """Line ``number`` (1-based) of ``path`` without its line break, or ``None``."""
+    def line(self, path: str, number: int, cell: Optional[int] = None) -> Optional[str]:
+        """Line ``number`` (1-based) of ``path`` (of its cell ``cell`` in a notebook) without its
+        line break, or ``None``."""
         if path not in self._files:
             self._files[path] = self._read(path)
         lines = self._files[path]
+        if cell is not None:
+            lines = self._cells(path).get(cell)
         if lines is None or not 1 <= number <= len(lines):
             return None
         return lines[number - 1]
+
+    def _cells(self, path: str) -> dict:
+        key = (path, "cells")
+        if key not in self._files:
+            from shapecheck.engine.notebook_core import cell_lines
+
+            lines = self._files[path]
+            self._files[key] = cell_lines("\n".join(lines)) if lines is not None else {}
+        return self._files[key]
 
     def _read(self, path: str) -> Optional[list[str]]:
         text = self.given.get(path)
@@ -123,9 +135,16 @@ def _fix_mark(diagnostic) -> str:
     return " [*]" if diagnostic.fixable else " [-]" if diagnostic.unsafe_fix else ""
 
 
+def location_text(diagnostic) -> str:
+    """``path:line:column``, or ``path:cell N:line:column`` in a notebook (as ruff writes it)."""
+    cell = getattr(diagnostic, "cell", None)
+    where = f"cell {cell}:" if cell is not None else ""
+    return f"{escape_path(diagnostic.path)}:{where}{diagnostic.line}:{diagnostic.column}"
+
+
 def _header(diagnostic, message: str, palette: Palette) -> str:
     severity = diagnostic.severity
-    location = palette.paint(f"{escape_path(diagnostic.path)}:{diagnostic.line}:{diagnostic.column}:", "bold")
+    location = palette.paint(f"{location_text(diagnostic)}:", "bold")
     code = palette.paint(f"{diagnostic.code}{_fix_mark(diagnostic)}", severity)
     return f"{location} {code} {palette.paint(severity + ':', severity)} {escape(message)}"
 
@@ -140,11 +159,57 @@ def _has_position(diagnostic) -> bool:
     return not (diagnostic.code in ENGINE_CODES and (diagnostic.line, diagnostic.column) == (1, 1))
 
 
-def _snippet(diagnostic, sources: SourceLines, palette: Palette, related: tuple[int, ...] = ()) -> list[str]:
-    source = sources.line(diagnostic.path, diagnostic.line) if _has_position(diagnostic) else None
+@dataclass(frozen=True)
+class _Place:
+    """A related line under a finding: where to underline (0-based columns; ``None``: the whole
+    line) and what to say there."""
+
+    line: int
+    start: Optional[int]
+    end: Optional[int]
+    label: str
+
+
+def _places(diagnostic, call_lines: tuple[int, ...]) -> list[_Place]:
+    """The related places of ``diagnostic`` (at most :data:`_MAX_RELATED`), then the calls whose
+    arguments it was made with, in that order."""
+    places = []
+    for related in diagnostic.related[:_MAX_RELATED]:
+        end = related.end_column - 1 if related.end_line == related.line else None
+        places.append(_Place(related.line, related.column - 1, end, related.label))
+    shown = {p.line for p in places}
+    for number in call_lines[:_MAX_RELATED]:  # a report made before the calls were related places
+        if number not in shown:
+            places.append(_Place(number, None, None, "called here: the finding uses these arguments"))
+    return places
+
+
+def _place_lines(place: _Place, text: str, width: int, palette: Palette) -> list[str]:
+    """The gutter, the source line and its underline with the label, of one related place."""
+    shown = _shown(text).rstrip()
+    if place.start is None:
+        start = len(shown) - len(shown.lstrip())
+        length = len(shown) - start
+    else:
+        begin = min(place.start, len(text))
+        stop = len(text.rstrip()) if place.end is None else min(max(place.end, begin + 1), len(text))
+        start = len(_shown(text[:begin]))
+        length = len(_shown(text[begin:stop]))
+    pad = " " * width
+    bar = palette.paint("|", "gutter")
+    underline = palette.paint("-" * max(length, 1) + " " + escape(place.label), "help")
+    return [
+        f"{pad} {bar}",
+        f"{palette.paint(str(place.line).rjust(width), 'gutter')} {bar} {shown}",
+        f"{pad} {bar} {' ' * start}{underline}",
+    ]
+
+
+def _snippet(diagnostic, sources: SourceLines, palette: Palette, places: list[_Place]) -> list[str]:
+    source = sources.line(diagnostic.path, diagnostic.line, diagnostic.cell) if _has_position(diagnostic) else None
     if source is None:
         return []
-    width = len(str(max((diagnostic.line, *related))))
+    width = _width(diagnostic, places)
     start = max(diagnostic.column - 1, 0)
     if diagnostic.end_line == diagnostic.line and diagnostic.end_column > diagnostic.column:
         end = diagnostic.end_column - 1
@@ -162,34 +227,34 @@ def _snippet(diagnostic, sources: SourceLines, palette: Palette, related: tuple[
         f"{palette.paint(str(diagnostic.line).rjust(width), 'gutter')} {bar} {_shown(source).rstrip()}",
         f"{pad} {bar} {' ' * len(_shown(source[:start]))}{carets}",
     ]
-    for number in related:
-        text = sources.line(diagnostic.path, number)
-        if text is None or number == diagnostic.line:
+    for place in places:
+        text = sources.line(diagnostic.path, place.line, diagnostic.cell)
+        if text is None or place.line == diagnostic.line:
             continue
-        shown = _shown(text).rstrip()
-        body = shown.lstrip()
-        underline = palette.paint("-" * max(len(body), 1) + " called here: the finding uses these arguments", "help")
-        lines.extend([
-            f"{pad} {bar}",
-            f"{palette.paint(str(number).rjust(width), 'gutter')} {bar} {shown}",
-            f"{pad} {bar} {' ' * (len(shown) - len(body))}{underline}",
-        ])
+        lines.extend(_place_lines(place, text, width, palette))
     lines.append(f"{pad} {bar}")
     return lines
+
+
+def _width(diagnostic, places: list[_Place]) -> int:
+    """The width of the gutter: the longest line number shown."""
+    return len(str(max((diagnostic.line, *(p.line for p in places)))))
 
 
 def _full_block(diagnostic, sources: SourceLines, palette: Palette) -> list[str]:
     engine = diagnostic.code in ENGINE_CODES  # its own words, kept whole
     parts = MessageParts(diagnostic.message) if engine else message_parts(diagnostic.message)
     lines = [_header(diagnostic, parts.headline, palette)]
-    related = parts.call_lines[:_MAX_RELATED]
-    snippet = _snippet(diagnostic, sources, palette, related)
+    places = _places(diagnostic, parts.call_lines)
+    snippet = _snippet(diagnostic, sources, palette, places)
     lines.extend(snippet)
-    indent = " " * (len(str(max((diagnostic.line, *related)))) if snippet else 2)
+    indent = " " * (_width(diagnostic, places) if snippet else 2)
+    equals = palette.paint("=", "gutter")
+    if not snippet:
+        lines.extend(f"{indent} {equals} line {p.line}: {escape(p.label)}" for p in places if p.start is not None)
     if parts.call_lines and not snippet:
         numbers = ", ".join(str(n) for n in parts.call_lines)
         lines.append(f"{indent} = with the arguments of the call(s) on line(s) {numbers}")
-    equals = palette.paint("=", "gutter")
     lines.extend(f"{indent} {equals} {escape(detail)}" for detail in parts.details)
     if diagnostic.condition and diagnostic.condition not in diagnostic.message:
         lines.append(f"{indent} {equals} holds unless {escape(diagnostic.condition)}")

@@ -15,7 +15,7 @@ Rules may import this module for type hints: ``def visit_Call(self, node: cst.Ca
 
 from __future__ import annotations
 
-from typing import Optional, Protocol
+from typing import Optional, Protocol, Sequence
 
 import libcst as cst
 
@@ -49,11 +49,14 @@ class Context(Protocol):
         ...
 
     def report(self, node: cst.CSTNode, message: str, *, fix: Optional[Fix] = None,
-               offset: Optional[tuple[int, int]] = None, condition: Optional[str] = None) -> None:
+               offset: Optional[tuple[int, int]] = None, condition: Optional[str] = None,
+               related: Sequence[tuple[cst.CSTNode, str]] = ()) -> None:
         """Report a diagnostic of the running rule at ``node``; ``offset`` is ``(line_delta,
         column)`` from the start of ``node`` (a character inside a string literal);
         ``condition`` the exception under which a finding that holds for generic sizes does not
-        hold (``"`T` is 1"``; the message already names it), ``None`` when it always holds."""
+        hold (``"`T` is 1"``; the message already names it), ``None`` when it always holds;
+        ``related`` the other nodes the finding comes from, each with a short label (where the
+        tensor was transposed, created, reduced), shown under the finding."""
         ...
 
     def fact(self, expr: cst.CSTNode) -> Fact:

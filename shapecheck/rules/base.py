@@ -73,6 +73,8 @@ class Finding:
     ``condition``, when set, is the exception under which the finding does not hold, said the way
     the message says it (``"`T` is 1"``): the finding holds for generic sizes (every unknown size
     at least 2 and independent of the others). ``None``: it holds whatever the sizes.
+    ``related``: other nodes the finding comes from, each with a short label (``(call,
+    "made non-contiguous here by `transpose(1, 2)`")``); the engine positions them like ``node``.
     """
 
     code: str
@@ -81,6 +83,7 @@ class Finding:
     fix: Optional[Fix] = None
     offset: Optional[tuple[int, int]] = None
     condition: Optional[str] = None
+    related: tuple[tuple[cst.CSTNode, str], ...] = ()
 
 
 class Rule:

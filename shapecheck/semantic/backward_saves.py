@@ -61,6 +61,8 @@ class SaveRecord:
     role: str
     #: creation order in the scope: reports list records in this order
     serial: int = 0
+    #: the op's node, for the related line of a finding (``None`` when unknown)
+    node: Optional[cst.CSTNode] = None
 
 
 @dataclass
@@ -181,10 +183,10 @@ class BackwardSaves:
         shared.elements.setdefault(binding, set()).update(records)
         shared.deps[binding] = shared.deps.get(binding, frozenset()) | frozenset(deps) | frozenset(records)
 
-    def add_record(self, op: str, binding: Binding, role: str) -> SaveRecord:
-        """``op`` saved ``binding`` for backward."""
+    def add_record(self, op: str, binding: Binding, role: str, node: Optional[cst.CSTNode] = None) -> SaveRecord:
+        """``op`` (the code of ``node``) saved ``binding`` for backward."""
         shared = self.shared
-        record = SaveRecord(op, binding, role, shared.next())
+        record = SaveRecord(op, binding, role, shared.next(), node)
         shared.saved.setdefault(binding, []).append(record)
         self.made.add(record)
         return record
@@ -270,7 +272,7 @@ def record_saves(state: BackwardSaves, expr: cst.BaseExpression, result: Optiona
         if not roles:
             if op == _MODULE_CALL and _builds_graph(node, fact):
                 graph = ("<graph>", state.shared.next())  # a binding no name has: nothing changes it
-                added.add(state.add_record(" ".join(source(node).split()), graph, GRAPH))
+                added.add(state.add_record(" ".join(source(node).split()), graph, GRAPH, node))
             continue
         text = " ".join(source(node).split())
         element = _is_element(expr, node)
@@ -285,7 +287,7 @@ def record_saves(state: BackwardSaves, expr: cst.BaseExpression, result: Optiona
                     dotted = _viewed_tensor(operand, fact)  # `fc(out[:, t - 1])` saves a view of `out`
                 target = state.binding(dotted) if dotted is not None else None
             if target is not None:
-                record = state.add_record(text, target, role)
+                record = state.add_record(text, target, role, node)
                 added.add(record)
                 if role == RESULT and element:
                     state.shared.elements.setdefault(target, set()).add(record)

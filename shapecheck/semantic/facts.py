@@ -53,7 +53,7 @@ Fields (all optional):
   the method's name says ``p`` is a parameter.
 - ``placed_by``: for a module that the file moves to a device (and its parameters, buffers and
   submodules, in its methods): where the file moves it, for messages
-  (:mod:`~shapecheck.semantic.module_state`).
+  (:mod:`~shapecheck.semantic.module_state`); a :class:`Noted` text whose ``node`` is the move.
 
 The words of each closed vocabulary are :class:`Word` enums that compare, hash, print and
 serialise as their text (``Kind.TENSOR == "tensor"``, ``f"{CPU}"`` is ``cpu``).
@@ -137,6 +137,23 @@ class ParamLoop(Word):
 
     MODULE = "module"  # ... an object known to be a module
     GUESSED = "guessed"  # ... an object not known to be one (the method's name alone says it)
+
+
+class Noted(str):
+    """A text of a fact for messages (``placed_by``) that also holds ``node``, the code it
+    names, for the related line of a finding. It compares, hashes, joins and pickles as its text
+    alone, so two facts that differ only in the node are the same fact; where a join keeps the
+    text of the first path, it keeps that path's node."""
+
+    node: Any
+
+    def __new__(cls, text: str, node: Any = None) -> "Noted":
+        noted = super().__new__(cls, text)
+        noted.node = node
+        return noted
+
+    def __reduce__(self) -> tuple:
+        return (str, (str(self),))
 
 
 @dataclass(frozen=True)

@@ -97,7 +97,7 @@ from shapecheck.semantic.prescan import prescan_module, read_file_flags, scan_st
 from shapecheck.semantic.scopes import Env, exportable, exported, merge
 from shapecheck.semantic.summaries import call_noter
 from shapecheck.semantic.syntax import all_params, target_names
-from shapecheck.semantic.walk import is_node_type
+from shapecheck.semantic.walk import KNOWN_NODE_TYPES, is_node_type
 
 __all__ = ["Interpreter", "NodeObserver", "annotation_fact"]
 
@@ -187,6 +187,9 @@ class Interpreter:
         self._visit = watcher.visit
         #: leaf node types (names, literals) that nobody watches: the walk skips them
         self._quiet_leaves = watcher.unwatched(_LEAF_TYPES)
+        #: node class -> whether the observer watched it when first met (an observer only ever
+        #: stops watching a class, and then its ``visit`` of that class does nothing)
+        self._watched: dict[type, bool] = {}
         #: the small statement (or compound statement header) being analysed
         self.statement: Optional[cst.CSTNode] = None
         #: the nodes from the statement down to the node being visited
@@ -242,7 +245,10 @@ class Interpreter:
         path = self.path
         path.append(node)
         tp = type(node)
-        if self._watches(tp):
+        watched = self._watched.get(tp)
+        if watched is None:
+            watched = self._watched[tp] = self._watches(tp)
+        if watched:
             self._visit(node)
         if tp is cst.Call:
             if self._track_saves:
@@ -253,15 +259,16 @@ class Interpreter:
         if tp in _SCOPED_EXPRS:
             masked = self._mask(node)
         leaves = self._quiet_leaves
-        for name in _child_fields(tp):
+        fields = _FIELD_CACHE.get(tp)
+        for name in fields if fields is not None else _child_fields(tp):
             value = getattr(node, name)
             vtp = type(value)
             if vtp is tuple or vtp is list:
                 for child in value:
                     ctp = type(child)
-                    if ctp not in leaves and is_node_type(ctp):
+                    if ctp not in leaves and (KNOWN_NODE_TYPES.get(ctp) or is_node_type(ctp)):
                         self._walk(child)
-            elif vtp not in leaves and is_node_type(vtp):
+            elif vtp not in leaves and (KNOWN_NODE_TYPES.get(vtp) or is_node_type(vtp)):
                 self._walk(value)
         if masked is not None:
             env = self.model.env

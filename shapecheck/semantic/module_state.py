@@ -23,7 +23,7 @@ from typing import Callable, Iterator, Optional, Sequence
 import libcst as cst
 
 from shapecheck.semantic.eval.devices import device_string
-from shapecheck.semantic.facts import CPU, CUDA, MAYBE_CUDA, META, MODULE, MPS, NO_GRAD, TENSOR, Device, Fact
+from shapecheck.semantic.facts import CPU, CUDA, MAYBE_CUDA, META, MODULE, MPS, NO_GRAD, TENSOR, Device, Fact, Noted
 from shapecheck.semantic.model import SemanticModel
 from shapecheck.semantic.module_moves import moves_through_calls
 from shapecheck.semantic.syntax import CallArgs, all_params, dotted_name, is_name, sub_blocks
@@ -503,22 +503,23 @@ def scan_placements(model: SemanticModel, module: cst.Module, text: str) -> None
         return
     fixed = {name for name, c in classes.items() if _moves_itself(c)}
     placements: dict[str, tuple[Device, str]] = {}
-    # (class, device, how it relates to the moved class, the moved class, where it is moved)
-    work: list[tuple[str, Device, str, str, str]] = []
+    # (class, device, how it relates to the moved class, the moved class, where it is moved, the move)
+    work: list[tuple[str, Device, str, str, str, cst.Call]] = []
     for cls, (dev, call, how) in direct.items():
-        work.append((cls, dev, "", cls, f"moved to {_WORDS[dev]}{scan.where(call)}{how}"))
+        work.append((cls, dev, "", cls, f"moved to {_WORDS[dev]}{scan.where(call)}{how}", call))
     while work:
-        cls, dev, relation, root, moved = work.pop(0)
+        cls, dev, relation, root, moved, call = work.pop(0)
         if cls in placements or cls in fixed:
             continue
-        placements[cls] = (dev, f"`{cls}` is {moved}" if not relation else f"`{cls}` is {relation} `{root}`, {moved}")
+        text = f"`{cls}` is {moved}" if not relation else f"`{cls}` is {relation} `{root}`, {moved}"
+        placements[cls] = (dev, Noted(text, call))
         class_def = classes[cls]
         for child in scan.children(class_def):
-            work.append((child, dev, "a submodule of", root, moved))
+            work.append((child, dev, "a submodule of", root, moved, call))
         for base in class_def.bases:
             if type(base.value) is cst.Name and base.value.value in classes:
                 work.append((base.value.value, dev, f"a base class of `{cls}`, part of" if relation else
-                             "a base class of", root, moved))
+                             "a base class of", root, moved, call))
     model.placements = placements
     for cls in placements:
         init = _method(classes[cls], "__init__")

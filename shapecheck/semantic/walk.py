@@ -7,6 +7,9 @@ from typing import Any, Callable, Iterable, Iterator
 import libcst as cst
 
 _NODE_TYPES: dict[type, bool] = {}
+#: class -> whether it is a libcst node, for the classes met so far (hot loops read it before
+#: calling :func:`is_node_type`)
+KNOWN_NODE_TYPES = _NODE_TYPES
 
 
 def is_node_type(tp: type) -> bool:
@@ -104,20 +107,34 @@ def child_nodes(node: cst.CSTNode) -> Iterable[cst.CSTNode]:
     return fields(node) if fields is not None else node.children
 
 
+#: node types :func:`walk` never looks into: no children worth producing
+_LEAVES = frozenset({
+    cst.Name, cst.Integer, cst.Float, cst.SimpleString, cst.Pass, cst.Break, cst.Continue, cst.Ellipsis,
+    cst.Import, cst.ImportFrom, cst.Global, cst.Nonlocal, cst.Parameters,
+})
+_DEFS = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
+
+
 def walk(node: cst.CSTNode, *, into_defs: bool = False) -> Iterator[cst.CSTNode]:
     """Every node below ``node`` (not ``node`` itself) that can hold an expression.
 
     Nested function and class definitions and lambdas are skipped unless ``into_defs``. Tokens
     (operators, commas, whitespace) of the common node types are not produced.
     """
-    fields = _FIELDS.get(type(node))
+    get = _FIELDS.get
+    leaves = _LEAVES
+    fields = get(type(node))
     stack = list(fields(node) if fields is not None else node.children)
+    pop = stack.pop
+    extend = stack.extend
     while stack:
-        current = stack.pop()
+        current = pop()
         yield current
         tp = type(current)
-        fields = _FIELDS.get(tp)
+        if tp in leaves:
+            continue
+        fields = get(tp)
         if fields is not None:
-            stack.extend(fields(current))
-        elif into_defs or tp not in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
-            stack.extend(current.children)
+            extend(fields(current))
+        elif into_defs or tp not in _DEFS:
+            extend(current.children)

@@ -71,9 +71,16 @@ _leave._torchdynamo_inline = _traced_leave  # type: ignore[attr-defined]
 
 def disabled() -> bool:
     """True when ``SHAPECHECK_DISABLE`` is set to anything but ``""``, ``0``, ``false``,
-    ``no`` or ``off``."""
+    ``no`` or ``off``. Reads the environment now, and so also refreshes the setting that
+    :func:`assert_shape` keeps (read at import and by every :func:`check` and call of this)."""
+    global _ASSERTS_OFF
     value = os.environ.get("SHAPECHECK_DISABLE", "")
-    return value.strip().lower() not in ("", "0", "false", "no", "off")
+    _ASSERTS_OFF = value.strip().lower() not in ("", "0", "false", "no", "off")
+    return _ASSERTS_OFF
+
+
+_ASSERTS_OFF = False
+disabled()
 
 
 def check(fn: Optional[Callable] = None, *, devices: bool = True):
@@ -762,10 +769,12 @@ def assert_shape(tensor: Any, dims: str) -> Any:
     named in the signature must have the size the arguments gave it, and a new name is bound for
     the rest of the call (the return value included). Outside, the dims are checked on their own.
     Raises :class:`~shapecheck.errors.SignatureShapeError` (``TypeError`` for a non-tensor,
-    ``ValueError`` for a dim string that does not parse). A no-op under ``SHAPECHECK_DISABLE=1``.
+    ``ValueError`` for a dim string that does not parse). A no-op under ``SHAPECHECK_DISABLE=1``,
+    as read at import or by the latest :func:`check` or :func:`disabled` (call ``disabled()``
+    to refresh it after changing the environment).
     """
     __tracebackhide__ = True
-    if disabled():
+    if _ASSERTS_OFF:
         return tensor
     if not isinstance(dims, str):
         raise TypeError("shapecheck.assert_shape(): dims must be a string such as \"b c\", not %s"

@@ -1,9 +1,12 @@
 """``shapecheck.einsum``: a checked einsum that is cheaper than ``torch.einsum``.
 
-The first call with a given (spec, shapes, dtypes, devices) parses the spec with the shared
-parser, validates the operands (count, ranks, index sizes, devices, dtypes), picks a contraction
-order and compiles the plan (see :mod:`shapecheck.torch_runtime.plan`). Every later call with the same
-key is one dict lookup and the plan's torch calls: no parsing, no validation, no path search.
+The first call with a given (spec, shapes, strides, dtypes, devices) parses the spec with the
+shared parser, validates the operands (count, ranks, index sizes, devices, dtypes), picks a
+contraction order and binds the structure's plan to these shapes; the plan is compiled once per
+structure (see :mod:`shapecheck.torch_runtime.layout`), so a new shape of a known structure
+costs a few size compares and a bind. Every later call with the same key is one lookup in an
+LRU cache and the plan's torch calls: no parsing, no validation, no path search. The result
+has ``torch.einsum``'s strides.
 
 The result is ``torch.einsum``'s for every call torch accepts: operands of one floating or
 complex dtype run the compiled plan (the same kernels, the same dtype); integer, bool and
@@ -16,7 +19,8 @@ the call is ``torch.einsum`` on the letters equation.
 from __future__ import annotations
 
 import re
-from typing import Callable, Sequence
+from collections import OrderedDict
+from typing import Callable, Optional, Sequence
 
 import torch
 
@@ -24,10 +28,15 @@ from shapecheck import einsum_parser
 from shapecheck.errors import (
     DeviceMismatchError, DtypeMismatchError, EinsumSyntaxError, ShapeCheckError, quote_spec,
 )
-from shapecheck.torch_runtime.plan import ELLIPSIS, build_source, compile_plan
+from shapecheck.torch_runtime.layout import (
+    cached_structure, clear_structures, plan_for_structure, structure_key,
+)
+from shapecheck.torch_runtime.plan import ELLIPSIS
 
-_PLANS: dict = {}
+_PLANS: OrderedDict = OrderedDict()
 _MAX_PLANS = 4096
+_SUBLISTS: dict = {}
+_PLAIN: dict = {}  # (spec, form, ranks, dtypes, devices) -> Structure, for two plain operands
 _Tensor = torch.Tensor
 _TORCH_EINSUM = torch.einsum
 _FORMS = (None, "letters", "named")
@@ -60,12 +69,24 @@ def einsum(spec, *operands, form=None):
     try:
         if len(operands) == 2:
             a, b = operands
-            run = _PLANS[(spec, a.shape, a.dtype, a.device, b.shape, b.dtype, b.device, form)]
+            key = (spec, a.shape, a.stride(), a.dtype, a.device, b.shape, b.stride(), b.dtype, b.device, form)
         else:
-            run = _PLANS[_key(spec, operands, form)]
-    except (KeyError, AttributeError, TypeError):
-        pass
+            key = _key(spec, operands, form)
+        run = _PLANS[key]
+    except KeyError:
+        if len(operands) == 2:
+            run = _new_shape(spec, a, b, form, key)
+            if run is not None:
+                return run(a, b)
+    except (AttributeError, TypeError):
+        if len(operands) == 1 and type(operands[0]) in (list, tuple) and type(spec) is str:
+            return einsum(spec, *operands[0], form=form)
+        if type(spec) is _Tensor or isinstance(spec, _Tensor):
+            text = _SUBLISTS.get(_sublist_key(spec, operands))
+            if text is not None:
+                return einsum(text, *_sublist_tensors(spec, operands), form="letters")
     else:
+        _PLANS.move_to_end(key)
         return run(*operands)
     try:
         return _einsum_slow(spec, operands, form)
@@ -73,15 +94,54 @@ def einsum(spec, *operands, form=None):
         raise err.with_traceback(None) from err.__cause__
 
 
+def _new_shape(spec, a, b, form, key: tuple) -> Optional[Callable]:
+    """The plan for two contiguous operands without size-1 dims whose structure was compiled
+    before, bound to their new shapes (after checking that the sizes agree); else ``None``."""
+    if not (a.is_contiguous() and b.is_contiguous()):
+        return None
+    sa, sb = a.shape, b.shape
+    if 1 in sa or 1 in sb:
+        return None
+    entry = _PLAIN.get((spec, form, len(sa), len(sb), a.dtype, b.dtype, a.device, b.device))
+    if entry is None or _compiling():
+        return None
+    shapes = (sa, sb)
+    if not entry.fits(shapes):
+        return None
+    run = entry.bind(shapes)
+    while len(_PLANS) >= _MAX_PLANS > 0:
+        _PLANS.popitem(last=False)
+    _PLANS[key] = run
+    return run
+
+
 def _key(text, operands: Sequence, form=None) -> tuple:
-    """The cache key: the spec then each operand's shape, dtype and device, flat, then the form."""
+    """The cache key: the spec then each operand's shape, strides, dtype and device, flat, then
+    the form."""
     key = [text]
     for op in operands:
         key.append(op.shape)
+        key.append(op.stride())
         key.append(op.dtype)
         key.append(op.device)
     key.append(form)
     return tuple(key)
+
+
+def _sublist_key(first, rest: tuple):
+    """A hashable key for the sublist call form's subscripts, or ``None`` when they are not
+    lists of ints and ``...``."""
+    try:
+        output = (tuple(rest[-1]),) if len(rest) % 2 == 0 else ()
+        return (len(rest) % 2,) + tuple(tuple(sub) for sub in rest[0::2]) + output
+    except TypeError:
+        return None
+
+
+def _sublist_tensors(first, rest: tuple) -> tuple:
+    """The operands of a sublist call (``a, [0, 1], b, [1, 2], [0, 2]``)."""
+    args = (first,) + rest
+    return args[:-1:2] if len(args) % 2 else args[0::2]
 
 
 def _prepare(spec, operands: tuple, form) -> tuple:
@@ -99,6 +159,9 @@ def _prepare(spec, operands: tuple, form) -> tuple:
         parsed = einsum_parser.parse(spec, form=form or "auto")
     elif isinstance(spec, _Tensor):
         parsed, operand_list = einsum_parser.parse_sublist((spec,) + tuple(operands))
+        sublists = _sublist_key(spec, operands)
+        if sublists is not None and parsed.form == "letters" and len(_SUBLISTS) < _MAX_PLANS:
+            _SUBLISTS[sublists] = parsed.text
         operands = tuple(operand_list)
         text = parsed.text
     else:
@@ -166,9 +229,9 @@ def _einsum_slow(spec, operands: tuple, form=None):
     run = _PLANS.get(key)
     if run is not None:
         return run(*operands)
-    run, result = _build(parsed, operands)
-    if len(_PLANS) >= _MAX_PLANS:
-        _PLANS.clear()
+    run, result = _build(parsed, operands, text, form)
+    while len(_PLANS) >= _MAX_PLANS > 0:
+        _PLANS.popitem(last=False)
     _PLANS[key] = run
     return result
 
@@ -185,8 +248,7 @@ def _first_run(parsed, operands: Sequence, shapes: list) -> tuple:
     dtypes = {op.dtype for op in operands}
     dtype = next(iter(dtypes)) if len(dtypes) == 1 else None
     if dtype is not None and (dtype.is_floating_point or dtype.is_complex):
-        path = contraction_path(parsed, shapes) if len(operands) > 2 else None
-        run = compile_plan(build_source(parsed.inputs, parsed.output, shapes, path))
+        run = plan_for_structure(parsed, operands, shapes, _torch_path(parsed, shapes)).bind(shapes)
         try:
             return run, run(*operands)
         except Exception:
@@ -198,6 +260,18 @@ def _first_run(parsed, operands: Sequence, shapes: list) -> tuple:
         if dtype is None and type(err) is RuntimeError:
             raise _dtype_error(parsed, operands) from err
         raise
+
+
+def _torch_path(parsed, shapes: list) -> Optional[list]:
+    """The pairwise order ``torch.einsum`` takes: opt_einsum's for three or more operands when
+    torch uses opt_einsum, else ``None`` (left to right)."""
+    if len(shapes) < 3 or not torch.backends.opt_einsum.enabled:
+        return None
+    try:
+        import opt_einsum  # noqa: F401
+    except ImportError:
+        return None
+    return contraction_path(parsed, shapes)
 
 
 def _torch_equation(parsed) -> str:
@@ -295,11 +369,29 @@ def _dtype_error(parsed, operands: Sequence) -> DtypeMismatchError:
     )
 
 
-def _build(parsed, operands: Sequence) -> tuple:
-    """Validate, pick and run the plan once: ``(plan, result)``."""
+def _build(parsed, operands: Sequence, text=None, form=None) -> tuple:
+    """Validate, pick and run the plan once: ``(plan, result)``; ``text`` and ``form`` (the
+    call's) let a structure of two plain operands be found again from the call alone."""
     __tracebackhide__ = True
+    if len(operands) <= 2:  # a known structure checks a new shape with a few int compares
+        shapes = [op.shape for op in operands]
+        try:
+            key = structure_key(parsed, operands, shapes, None)
+        except IndexError:  # a rank beyond the tables: the general path
+            key = None
+        entry = cached_structure(key) if key is not None else None
+        if entry is not None and entry.fits(shapes):
+            run = entry.bind(shapes)
+            return run, run(*operands)
     shapes = validate(parsed, operands)
-    return _first_run(parsed, operands, shapes)
+    run, result = _first_run(parsed, operands, shapes)
+    if text is not None and len(operands) == 2 and len(_PLAIN) < _MAX_PLANS:
+        a, b = operands
+        if a.is_contiguous() and b.is_contiguous() and 1 not in a.shape and 1 not in b.shape:
+            entry = cached_structure(structure_key(parsed, operands, shapes, None))
+            if entry is not None:
+                _PLAIN[(text, form, a.dim(), b.dim(), a.dtype, b.dtype, a.device, b.device)] = entry
+    return run, result
 
 
 def contraction_path(parsed, shapes: Sequence[Sequence[int]]) -> list:
@@ -340,13 +432,15 @@ def plan_source(spec, *operands, form=None) -> str:
     dtype = next(iter(dtypes)) if len(dtypes) == 1 else None
     if dtype is None or not (dtype.is_floating_point or dtype.is_complex):
         return "def run(%s):\n    return torch.einsum(%r, %s)\n" % (args, _torch_equation(parsed), args)
-    path = contraction_path(parsed, shapes) if len(operands) > 2 else None
-    return build_source(parsed.inputs, parsed.output, shapes, path)
+    return plan_for_structure(parsed, operands, shapes, _torch_path(parsed, shapes)).source
 
 
 def clear_cache() -> None:
     """Forget every compiled einsum plan."""
     _PLANS.clear()
+    _SUBLISTS.clear()
+    _PLAIN.clear()
+    clear_structures()
 
 
 def cache_size() -> int:

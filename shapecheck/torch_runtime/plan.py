@@ -1,9 +1,11 @@
-"""Execution plans for ``shapecheck.einsum``: from a validated spec and shapes to torch calls.
+"""Execution plans for ``shapecheck.einsum``: from a spec's structure to torch calls.
 
-A plan is built once per (spec, shapes, dtypes, devices) and compiled to a small Python
-function whose body is the exact sequence of torch calls the contraction needs, with every
-size and permutation baked in as a constant. Nothing here looks at tensor values, and nothing
-here imports torch: the compiled function only calls tensor methods on its arguments.
+A plan is built once per structure (the spec, each operand's rank and size-1 dims, the order
+of its strides, the path) and compiled to a small Python function ``bind(shapes)`` that returns
+``run(x0, x1, ...)``, whose body is the exact sequence of torch calls the contraction needs; the
+sizes (and their products, for reshapes) are read from ``shapes`` once, when the plan is bound
+to a call's shapes. Nothing here looks at tensor values, and nothing here imports torch: the
+compiled function only calls tensor methods on its arguments.
 
 How a contraction is lowered:
 
@@ -14,9 +16,13 @@ How a contraction is lowered:
    the output is summed away;
 3. operands are contracted pairwise along ``path`` (opt_einsum's format). A pair with summed
    labels becomes permute, reshape, ``mm``/``bmm``, reshape (or a single ``matmul`` when it is
-   a batched product of matrices); a pair without becomes a broadcasting multiply. Both
-   operand orders are tried and the one with fewer calls is kept;
-4. the result is permuted into the output's order.
+   a batched product of matrices; ``bmm`` for a vector product, as torch does); a pair
+   without becomes a broadcasting multiply. Summed and batch dims are flattened in the
+   operand's memory order, so a reshape after a permute stays a view. Both operand orders are
+   tried and the one with fewer calls is kept; the last step's order is the one that lays the
+   result out as ``torch.einsum`` does (``layout``);
+4. the result is permuted into the output's order; each temporary is deleted after its last
+   use when a later kernel could reuse its memory.
 """
 
 from __future__ import annotations
@@ -27,18 +33,21 @@ ELLIPSIS = "..."
 
 
 class _Operand:
-    """A value of the generated code: its variable name, labels and sizes (one per dim)."""
+    """A value of the generated code: its variable name, labels, sizes (one symbol per dim:
+    ``"1"`` or the name of a size bound when the plan is bound) and memory order (its labels
+    from the largest stride to the smallest, as far as the plan knows it)."""
 
-    __slots__ = ("var", "labels", "sizes")
+    __slots__ = ("var", "labels", "sizes", "mem")
 
-    def __init__(self, var: str, labels: list, sizes: list):
+    def __init__(self, var: str, labels: list, sizes: list, mem: Optional[list] = None):
         self.var = var
         self.labels = labels
         self.sizes = sizes
+        self.mem = list(labels) if mem is None else [label for label in mem if label in labels]
 
 
 def expand_ellipsis(
-    inputs: Sequence[Sequence[str]], output: Sequence[str], shapes: Sequence[Sequence[int]]
+    inputs: Sequence[Sequence[str]], output: Sequence[str], shapes: Sequence[Sequence]
 ) -> tuple[list[list[str]], list[str]]:
     """Replace each ``...`` by labels naming the broadcast dims it covers.
 
@@ -69,16 +78,19 @@ def expand_ellipsis(
 
 
 class _Emitter:
-    """Collects the lines of the generated function and names its temporaries."""
+    """Collects the lines of the generated function, names its temporaries and the products of
+    sizes that the bind step computes once per shape."""
 
     def __init__(self) -> None:
         self.lines: list[str] = []
         self.count = 0
+        self.products: dict = {}
 
     def copy(self) -> "_Emitter":
         twin = _Emitter()
         twin.lines = list(self.lines)
         twin.count = self.count
+        twin.products = dict(self.products)
         return twin
 
     def fresh(self) -> str:
@@ -90,19 +102,25 @@ class _Emitter:
         self.lines.append("    %s = %s" % (var, expr))
         return var
 
+    def product(self, sizes: Iterable[str]) -> str:
+        """The symbol of the product of ``sizes`` (computed when the plan is bound)."""
+        factors = tuple(sorted(size for size in sizes if size != "1"))
+        if not factors:
+            return "1"
+        if len(factors) == 1:
+            return factors[0]
+        name = self.products.get(factors)
+        if name is None:
+            name = "p%d" % len(self.products)
+            self.products[factors] = name
+        return name
 
-def _tuple(values: Sequence[int]) -> str:
-    """Python source for a tuple of ints."""
+
+def _tuple(values: Sequence[str]) -> str:
+    """Python source for a tuple of size symbols."""
     if len(values) == 1:
-        return "(%d,)" % values[0]
-    return "(" + ", ".join(str(v) for v in values) + ")"
-
-
-def _prod(values: Iterable[int]) -> int:
-    n = 1
-    for v in values:
-        n *= v
-    return n
+        return "(%s,)" % values[0]
+    return "(" + ", ".join(values) + ")"
 
 
 def _permute(em: _Emitter, op: _Operand, order: list) -> _Operand:
@@ -114,11 +132,11 @@ def _permute(em: _Emitter, op: _Operand, order: list) -> _Operand:
     if rank >= 2 and perm == list(range(rank - 2)) + [rank - 1, rank - 2]:
         var = em.assign("%s.mT" % op.var)
     else:
-        var = em.assign("%s.permute(%s)" % (op.var, _tuple(perm)))
-    return _Operand(var, list(order), [op.sizes[p] for p in perm])
+        var = em.assign("%s.permute(%s)" % (op.var, _tuple([str(p) for p in perm])))
+    return _Operand(var, list(order), [op.sizes[p] for p in perm], op.mem)
 
 
-def _reshape(em: _Emitter, var: str, current: Sequence[int], target: Sequence[int]) -> str:
+def _reshape(em: _Emitter, var: str, current: Sequence[str], target: Sequence[str]) -> str:
     """Reshape ``var`` to ``target`` unless it already has that shape."""
     if list(current) == list(target):
         return var
@@ -130,9 +148,9 @@ def _sum_labels(em: _Emitter, op: _Operand, labels: set) -> _Operand:
     dims = [i for i, label in enumerate(op.labels) if label in labels]
     if not dims:
         return op
-    var = em.assign("%s.sum(%s)" % (op.var, _tuple(dims)))
+    var = em.assign("%s.sum(%s)" % (op.var, _tuple([str(d) for d in dims])))
     keep = [i for i in range(len(op.labels)) if i not in dims]
-    return _Operand(var, [op.labels[i] for i in keep], [op.sizes[i] for i in keep])
+    return _Operand(var, [op.labels[i] for i in keep], [op.sizes[i] for i in keep], op.mem)
 
 
 def _take_diagonals(em: _Emitter, op: _Operand) -> _Operand:
@@ -151,34 +169,57 @@ def _take_diagonals(em: _Emitter, op: _Operand) -> _Operand:
         label = op.labels[p]
         var = em.assign("%s.diagonal(0, %d, %d)" % (op.var, p, q))
         rest = [i for i in range(len(op.labels)) if i not in (p, q)]
+        mem = []
+        for held in op.mem:
+            if held not in mem:
+                mem.append(held)
         op = _Operand(
-            var, [op.labels[i] for i in rest] + [label], [op.sizes[i] for i in rest] + [op.sizes[p]]
+            var, [op.labels[i] for i in rest] + [label], [op.sizes[i] for i in rest] + [op.sizes[p]], mem
         )
 
 
 def _squeeze_broadcast(em: _Emitter, op: _Operand, full: dict) -> _Operand:
     """Drop size-1 dims whose label has another size elsewhere: they broadcast."""
-    dims = [i for i, label in enumerate(op.labels) if op.sizes[i] == 1 and full[label] != 1]
+    dims = [i for i, label in enumerate(op.labels) if op.sizes[i] == "1" and full[label] != "1"]
     if not dims:
         return op
     keep = [i for i in range(len(op.labels)) if i not in dims]
     sizes = [op.sizes[i] for i in keep]
     var = em.assign("%s.reshape(%s)" % (op.var, _tuple(sizes)))
-    return _Operand(var, [op.labels[i] for i in keep], sizes)
+    return _Operand(var, [op.labels[i] for i in keep], sizes, op.mem)
 
 
-def _contract_pair(em: _Emitter, a: _Operand, b: _Operand, keep: set) -> _Operand:
-    """Contract two operands; labels in ``keep`` survive, shared labels not in it are summed."""
+def _in_memory_order(op: _Operand, labels: list) -> list:
+    """``labels`` (some of ``op``'s) from the largest stride to the smallest, so that flattening
+    them after a permute is a view wherever ``op``'s layout allows it."""
+    rank = {label: n for n, label in enumerate(op.mem)}
+    return sorted(labels, key=lambda label: rank.get(label, len(rank)))
+
+
+def _contract_pair(
+    em: _Emitter, a: _Operand, b: _Operand, keep: set, layout: Optional[list] = None
+) -> Optional[_Operand]:
+    """Contract two operands; labels in ``keep`` survive, shared labels not in it are summed.
+
+    The result holds its labels as batch, then ``a``'s own, then ``b``'s own, contiguous in that
+    order. ``layout`` (the last step's) names that order; ``None`` is returned when it cannot be
+    met with ``a`` first."""
     in_b = set(b.labels)
     in_a = set(a.labels)
     a = _sum_labels(em, a, {label for label in a.labels if label not in in_b and label not in keep})
     b = _sum_labels(em, b, {label for label in b.labels if label not in in_a and label not in keep})
     in_b = set(b.labels)
     in_a = set(a.labels)
-    batch = [label for label in a.labels if label in in_b and label in keep]
-    summed = [label for label in a.labels if label in in_b and label not in keep]
-    a_only = [label for label in a.labels if label not in in_b]
-    b_only = [label for label in b.labels if label not in in_a]
+    batch = _in_memory_order(a, [label for label in a.labels if label in in_b and label in keep])
+    summed = _in_memory_order(a, [label for label in a.labels if label in in_b and label not in keep])
+    a_only = _in_memory_order(a, [label for label in a.labels if label not in in_b])
+    b_only = _in_memory_order(b, [label for label in b.labels if label not in in_a])
+    if layout is not None:
+        n_batch, n_a = len(batch), len(a_only)
+        if (set(layout[:n_batch]) != set(batch) or set(layout[n_batch:n_batch + n_a]) != set(a_only)
+                or set(layout[n_batch + n_a:]) != set(b_only)):
+            return None
+        batch, a_only, b_only = layout[:n_batch], layout[n_batch:n_batch + n_a], layout[n_batch + n_a:]
     size = dict(zip(a.labels, a.sizes))
     size.update(zip(b.labels, b.sizes))
     batch_sizes = [size[label] for label in batch]
@@ -192,25 +233,26 @@ def _contract_pair(em: _Emitter, a: _Operand, b: _Operand, keep: set) -> _Operan
         b = _permute(em, b, batch + b_only)
         a_var = a.var
         if batch or a_only:
-            a_var = _reshape(em, a.var, a.sizes, batch_sizes + a_sizes + [1] * len(b_only))
+            a_var = _reshape(em, a.var, a.sizes, batch_sizes + a_sizes + ["1"] * len(b_only))
         b_var = b.var
         if a_only and b_only:
-            b_var = _reshape(em, b.var, b.sizes, batch_sizes + [1] * len(a_only) + b_sizes)
+            b_var = _reshape(em, b.var, b.sizes, batch_sizes + ["1"] * len(a_only) + b_sizes)
         elif a_only:
-            b_var = _reshape(em, b.var, b.sizes, batch_sizes + [1] * len(a_only))
+            b_var = _reshape(em, b.var, b.sizes, batch_sizes + ["1"] * len(a_only))
         var = em.assign("%s * %s" % (a_var, b_var))
         return _Operand(var, out_labels, out_sizes)
 
-    k = _prod(size[label] for label in summed)
-    m = _prod(a_sizes)
-    n = _prod(b_sizes)
+    k = em.product(size[label] for label in summed)
+    m = em.product(a_sizes)
+    n = em.product(b_sizes)
     a = _permute(em, a, batch + a_only + summed)
     b = _permute(em, b, batch + summed + b_only)
     if len(batch) > 1 and len(a_only) == 1 and len(b_only) == 1 and len(summed) == 1:
         var = em.assign("%s.matmul(%s)" % (a.var, b.var))
         return _Operand(var, out_labels, out_sizes)
-    if batch:
-        nb = _prod(batch_sizes)
+    if batch or not a_only or not b_only:
+        # a vector product runs as torch's bmm does: mm of a 1 x k row is far slower
+        nb = em.product(batch_sizes)
         a_var = _reshape(em, a.var, a.sizes, [nb, m, k])
         b_var = _reshape(em, b.var, b.sizes, [nb, k, n])
         var = em.assign("%s.bmm(%s)" % (a_var, b_var))
@@ -230,34 +272,104 @@ def _finish(em: _Emitter, op: _Operand, out: Sequence[str]) -> _Operand:
     return _permute(em, op, list(out))
 
 
-def label_sizes(inputs: Sequence[Sequence[str]], shapes: Sequence[Sequence[int]]) -> dict:
-    """The size of every label after broadcasting (a size-1 dim yields to any other size)."""
+def label_sizes(inputs: Sequence[Sequence[str]], ones: Sequence[Sequence[bool]]) -> dict:
+    """The size symbol of every label after broadcasting: ``"1"`` for a label of size 1 in
+    every operand, else the name its size gets when the plan is bound."""
     full: dict = {}
-    for term, shape in zip(inputs, shapes):
-        for label, n in zip(term, shape):
-            if full.get(label, 1) == 1:
-                full[label] = n
+    for term, flags in zip(inputs, ones):
+        for label, one in zip(term, flags):
+            full.setdefault(label, "1")
+            if not one:
+                full[label] = "size"
+    count = 0
+    for label in full:
+        if full[label] != "1":
+            full[label] = "s%d" % count
+            count += 1
     return full
+
+
+def _fold_reshapes(lines: list[str]) -> list[str]:
+    """Drop a reshape whose only use is another reshape (``t2 = t1.reshape(a)`` then
+    ``t3 = t2.reshape(b)`` becomes ``t3 = t1.reshape(b)``): one call fewer, the same values."""
+    uses: dict = {}
+    for line in lines:
+        for name in _names(line):
+            uses[name] = uses.get(name, 0) + 1
+    source: dict = {}
+    out: list[str] = []
+    for line in lines:
+        target, expr = [part.strip() for part in line.split("=", 1)]
+        base, dot, rest = expr.partition(".reshape(")
+        if dot and base in source:
+            expr = source.pop(base) + ".reshape(" + rest
+            out = [kept for kept in out if not kept.strip().startswith(base + " = ")]
+        if dot and uses.get(target) == 1:
+            source[target] = base
+        out.append("    %s = %s" % (target, expr))
+    return out
+
+
+def _free_dead(lines: list[str], result: str) -> list[str]:
+    """Insert ``del`` after each temporary's last use, so a chain holds no dead intermediate."""
+    last: dict = {}
+    for n, line in enumerate(lines):
+        for name in _names(line):
+            last[name] = n
+    heavy = [n for n, line in enumerate(lines) if any(op in line for op in _KERNELS)]
+    out = []
+    for n, line in enumerate(lines):
+        out.append(line)
+        target = line.split("=", 1)[0].strip()
+        dead = [name for name, at in last.items() if at == n and name != result and name != target]
+        if dead and heavy and heavy[-1] > n:  # only a later kernel can reuse the memory
+            out.append("    del " + ", ".join(sorted(dead)))
+    return out
+
+
+_KERNELS = ("mm(", "matmul(", " * ", ".sum(")
+
+
+def _names(line: str) -> list[str]:
+    """The temporaries (``t<n>``) a generated line reads."""
+    expr = line.split("=", 1)[1] if "=" in line else line
+    found = []
+    for token in expr.replace("(", " ").replace(")", " ").replace(",", " ").replace(".", " ").split():
+        if token.startswith("t") and token[1:].isdigit():
+            found.append(token)
+    return found
 
 
 def build_source(
     inputs: Sequence[Sequence[str]],
     output: Sequence[str],
-    shapes: Sequence[Sequence[int]],
+    ones: Sequence[Sequence[bool]],
     path: Optional[Sequence[tuple[int, int]]] = None,
+    memory: Optional[Sequence[Sequence[int]]] = None,
+    layout: Optional[Sequence[int]] = None,
 ) -> str:
-    """Python source of a function ``run(x0, x1, ...)`` computing the einsum.
+    """Python source of ``bind(shapes)``, which returns a function ``run(x0, x1, ...)``
+    computing the einsum for operands of those shapes.
 
-    ``inputs`` and ``output`` are label lists (``"..."`` allowed), ``shapes`` the operands'
-    sizes, which must already have been validated against the spec. ``path`` is the pairwise
-    order for three or more operands (opt_einsum's format); left to right when omitted.
+    The plan depends on the structure only: ``inputs`` and ``output`` are label lists (``"..."``
+    allowed), ``ones[i][d]`` says whether dim ``d`` of operand ``i`` has size 1 (ranks follow);
+    the sizes are read from ``shapes`` by ``bind``, which must already have been validated
+    against the spec. ``path`` is the pairwise order for three or more operands (opt_einsum's
+    format, each result appended); without it operands are contracted left to right, each
+    result put first, as ``torch.einsum`` does. ``memory[i]`` lists operand ``i``'s dims from
+    the largest stride to the smallest (summed and batch dims are flattened in that order, so
+    a reshape stays a view); ``layout`` lists the output's dims the same way, as the result's
+    strides should be (torch.einsum's), when the last step can produce it directly.
     """
-    terms, out = expand_ellipsis(inputs, output, shapes)
-    full = label_sizes(terms, shapes)
+    shapes_like = [["."] * len(flags) for flags in ones]
+    terms, out = expand_ellipsis(inputs, output, shapes_like)
+    full = label_sizes(terms, ones)
     em = _Emitter()
-    ops = [
-        _Operand("x%d" % i, list(term), list(shape)) for i, (term, shape) in enumerate(zip(terms, shapes))
-    ]
+    ops = []
+    for i, (term, flags) in enumerate(zip(terms, ones)):
+        sizes = ["1" if one else full[label] for label, one in zip(term, flags)]
+        mem = [term[d] for d in memory[i]] if memory is not None else None
+        ops.append(_Operand("x%d" % i, list(term), sizes, mem))
     out_set = set(out)
     ops = [_squeeze_broadcast(em, _take_diagonals(em, op), full) for op in ops]
     for i, op in enumerate(ops):
@@ -266,7 +378,9 @@ def build_source(
             if j != i:
                 elsewhere.update(other.labels)
         ops[i] = _sum_labels(em, op, {label for label in op.labels if label not in elsewhere})
+    final_layout = [out[d] for d in layout] if layout is not None else None
 
+    front = path is None
     steps = list(path) if path is not None else []
     steps += [(0, 1)] * (len(ops) - 1 - len(steps))
     live = list(ops)
@@ -280,28 +394,49 @@ def build_source(
         for other in live:
             keep.update(other.labels)
         last = not live
-        best: Optional[tuple[_Emitter, _Operand]] = None
+        best: Optional[tuple[int, _Emitter, _Operand]] = None
         for first, second in ((a, b), (b, a)):
             trial = em.copy()
-            result = _contract_pair(trial, first, second, keep)
+            result = _contract_pair(trial, first, second, keep, final_layout if last else None)
+            if result is None:
+                continue
             if last:
                 result = _finish(trial, result, out)
-            if best is None or len(trial.lines) < len(best[0].lines):
-                best = (trial, result)
-        assert best is not None  # the loop above ran twice
-        em, result = best
-        live.append(result)
+            score = len(trial.lines)
+            if best is None or score < best[0]:
+                best = (score, trial, result)
+        if best is None:  # the layout fits neither order: compute, torch's strides come later
+            trial = em.copy()
+            result = _contract_pair(trial, a, b, keep)
+            assert result is not None  # no layout asked
+            best = (0, trial, _finish(trial, result, out))
+        _, em, result = best
+        if front:
+            live.insert(0, result)
+        else:
+            live.append(result)
     final = live[0] if len(ops) > 1 else _finish(em, live[0], out)
     var = final.var
     if var.startswith("x"):
-        var = em.assign("%s.view(%s)" % (var, _tuple(final.sizes)))
+        var = em.assign("%s.view_as(%s)" % (var, var))
     args = ", ".join("x%d" % i for i in range(len(ops)))
-    body = em.lines + ["    return " + var]
-    return "def run(%s):\n%s\n" % (args, "\n".join(body))
+    prelude = []
+    used = " ".join(em.lines) + " " + " ".join(" ".join(f) for f in em.products)
+    for label, symbol in full.items():
+        if symbol == "1" or symbol not in used.replace("(", " ").replace(",", " ").replace(")", " ").split():
+            continue
+        where = next((i, d) for i, (term, flags) in enumerate(zip(terms, ones))
+                     for d, (lab, one) in enumerate(zip(term, flags)) if lab == label and not one)
+        prelude.append("    %s = shapes[%d][%d]" % (symbol, where[0], where[1]))
+    for factors, name in em.products.items():
+        prelude.append("    %s = %s" % (name, " * ".join(factors)))
+    body = ["    " + line for line in _free_dead(_fold_reshapes(em.lines), var)] + ["        return " + var]
+    return "def bind(shapes):\n%s\n    def run(%s):\n%s\n    return run\n" % (
+        "\n".join(prelude) if prelude else "    pass", args, "\n".join(body))
 
 
 def compile_plan(source: str, name: str = "shapecheck_einsum_plan") -> Callable:
-    """Compile the source from :func:`build_source` into a function."""
+    """Compile the source from :func:`build_source` into its ``bind(shapes)`` function."""
     namespace: dict = {}
     exec(compile(source, "<%s>" % name, "exec"), namespace)
-    return namespace["run"]
+    return namespace["bind"]

@@ -11,7 +11,7 @@ from shapecheck.engine.runner import Diagnostic
 from shapecheck.frontends.report import format_github, format_statistics, format_text
 
 JSON_KEYS = {"path", "line", "column", "end_line", "end_column", "code", "name", "severity", "message", "fixable",
-             "condition"}
+             "condition", "related", "cell"}
 
 
 def _tree(tmp_path):
@@ -27,7 +27,7 @@ def test_json_loads_with_the_documented_keys(cli, tmp_path):
     assert rows[0] == {
         "path": "bad.py", "line": 3, "column": 5, "end_line": 3, "end_column": 19, "code": "SC101",
         "name": "view-on-non-contiguous", "severity": "error", "message": rows[0]["message"], "fixable": True,
-        "condition": None,
+        "condition": None, "related": [], "cell": None,
     }
 
 

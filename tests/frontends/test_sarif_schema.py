@@ -95,3 +95,36 @@ def test_an_empty_run_is_valid(tmp_path):
     assert result.rc == 0
     _validate(log)
     assert log["runs"][0]["results"] == [] and log["runs"][0]["invocations"][0]["executionSuccessful"]
+
+
+def test_related_locations_are_valid_and_carry_their_labels(tmp_path):
+    write_tree(tmp_path, {"attn.py": "def attend(x, b, t, h, d):\n    y = x.view(b, t, h, d).transpose(1, 2)\n"
+                          "    return y.view(b, h, t * d)\n"})
+    _result, log = _sarif(tmp_path, "attn.py")
+    _validate(log)
+    (result,) = log["runs"][0]["results"]
+    assert result["relatedLocations"] == [{
+        "id": 0,
+        "physicalLocation": {
+            "artifactLocation": {"uri": "attn.py", "uriBaseId": "%SRCROOT%"},
+            "region": {"startLine": 2, "startColumn": 9, "endLine": 2, "endColumn": 43},
+        },
+        "message": {"text": "made non-contiguous here by `transpose(1, 2)`"},
+    }]
+
+
+def test_every_help_uri_lands_on_an_anchor_of_the_project_page(tmp_path):
+    from conftest import REPO
+
+    from shapecheck.frontends.report import INFO_URI
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert 'readme = "README.md"' in (REPO / "pyproject.toml").read_text(encoding="utf-8")  # the index's page
+    write_tree(tmp_path, {"ok.py": "x = 1\n"})
+    _result, log = _sarif(tmp_path, "ok.py")
+    rules = log["runs"][0]["tool"]["driver"]["rules"]
+    assert len(rules) > 30
+    for rule in rules:
+        page, _, anchor = rule["helpUri"].partition("#")
+        assert page == INFO_URI and anchor == rule["id"].lower()
+        assert readme.count(f'<a id="{anchor}"></a>{rule["id"]} |') == 1

@@ -208,3 +208,101 @@ def test_distribution_name_and_information_uri_match_pyproject():
     assert project["name"] == "torch-shapecheck"
     assert project["urls"]["Homepage"] == INFO_URI
     assert project["scripts"] == {"shapecheck": "shapecheck.frontends.cli:main"}
+
+
+MOVED = """\
+import torch
+
+
+def attend(x, b, t, h, d):
+    y = x.view(b, t, h, d).transpose(1, 2)
+    z = y * 2
+    return z.view(b, h, t * d)
+"""
+
+
+def test_full_shows_the_line_that_made_the_tensor_non_contiguous(tmp_path):
+    write_tree(tmp_path, {"attn.py": MOVED})
+    lines = _lint(["attn.py"], tmp_path).stdout.splitlines()
+    assert lines[0] == "attn.py:7:12: SC101 [*] error: `z` is not contiguous after `.transpose(1, 2)`"
+    assert lines[1:8] == [
+        "  |",
+        "7 |     return z.view(b, h, t * d)",
+        "  |            ^^^^^^^^^^^^^^^^^^^",
+        "  |",
+        "5 |     y = x.view(b, t, h, d).transpose(1, 2)",
+        "  |         ---------------------------------- made non-contiguous here by `transpose(1, 2)`",
+        "  |",
+    ]
+    concise = _lint(["--output-format", "concise", "attn.py"], tmp_path).stdout
+    assert "made non-contiguous" not in concise and "\n5 |" not in concise
+    assert concise.startswith("attn.py:7:12: SC101 [*] error: `z` is not contiguous after `.transpose(1, 2)`;")
+
+
+def test_json_lists_the_related_places(tmp_path):
+    write_tree(tmp_path, {"attn.py": MOVED, "dev.py": "import torch\nx = torch.ones(2, 3)\n"
+                          "y = torch.ones(2, 3).cuda()\nz = x + y\n"})
+    rows = json.loads(_lint(["--output-format", "json", "attn.py", "dev.py"], tmp_path).stdout)
+    assert [(r["path"], r["code"], r["line"], r["related"]) for r in rows] == [
+        ("attn.py", "SC101", 7, [{"line": 5, "column": 9, "end_line": 5, "end_column": 43,
+                                  "label": "made non-contiguous here by `transpose(1, 2)`"}]),
+        ("dev.py", "SC401", 4, [{"line": 2, "column": 5, "end_line": 2, "end_column": 21,
+                                 "label": "created on the CPU here"}]),
+    ]
+    github = _lint(["--output-format", "github", "attn.py"], tmp_path).stdout
+    assert len(github.splitlines()) == 1 and "made non-contiguous" not in github
+
+
+def test_the_reduction_without_keepdim_is_shown(tmp_path):
+    write_tree(tmp_path, {"norm.py": "import torch\nx = torch.rand(8, 4, 5)\nm = x.mean(1)\nd = x - m\n"})
+    rows = json.loads(_lint(["--output-format", "json", "norm.py"], tmp_path).stdout)
+    assert [(r["code"], r["line"], r["related"]) for r in rows] == [
+        ("SC201", 4, [{"line": 3, "column": 5, "end_line": 3, "end_column": 14,
+                       "label": "reduced here without `keepdim=True`"}]),
+    ]
+
+
+def test_cached_findings_keep_their_related_places(tmp_path):
+    write_tree(tmp_path, {"attn.py": MOVED, "pyproject.toml": "[tool.shapecheck]\n"})
+    run = [sys.executable, "-m", "shapecheck", "lint", "--output-format", "json", "attn.py"]
+    first = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True, env=_env(), timeout=300)
+    stored = [p.read_text() for p in (tmp_path / ".shapecheck_cache").glob("results-*.json")]
+    assert len(stored) == 1 and "made non-contiguous here by `transpose(1, 2)`" in stored[0]
+    second = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True, env=_env(), timeout=300)
+    assert json.loads(first.stdout)[0]["related"] == [{"line": 5, "column": 9, "end_line": 5, "end_column": 43,
+                                                       "label": "made non-contiguous here by `transpose(1, 2)`"}]
+    assert second.stdout == first.stdout
+
+
+def test_the_move_of_the_module_and_the_saving_op_are_shown(tmp_path):
+    write_tree(tmp_path, {
+        "emb.py": "import torch\nimport torch.nn as nn\n\n\nclass Emb(nn.Module):\n    def __init__(self):\n"
+                  "        super().__init__()\n        self.pos = nn.Embedding(64, 8)\n\n    def forward(self, idx):\n"
+                  "        return self.pos(torch.arange(idx.size(1)))\n\n\nmodel = Emb().cuda()\n",
+        "saved.py": "import torch\nx = torch.randn(3, requires_grad=True)\ny = x.exp()\ny.add_(1)\n"
+                    "y.sum().backward()\n",
+    })
+    rows = json.loads(_lint(["--output-format", "json", "emb.py", "saved.py"], tmp_path).stdout)
+    assert [(r["path"], r["code"], r["line"], [(p["line"], p["column"], p["label"]) for p in r["related"]])
+            for r in rows] == [
+        ("emb.py", "SC401", 11, [(14, 9, "moved to the device here")]),
+        ("saved.py", "SC302", 4, [(3, 5, "saved for backward here"), (5, 1, "backward runs here")]),
+    ]
+    assert "at line 14" in rows[0]["message"]  # the words stay
+
+
+def test_a_move_is_shown_only_where_its_code_says_what_the_finding_says(tmp_path):
+    write_tree(tmp_path, {
+        # the failing side's transpose is on the finding's own line: `k.transpose(-2, -1)` is not it
+        "side.py": "import torch\nimport torch.nn.functional as F\n\n\ndef attend(q, k, v, b, t, c, fused):\n"
+                   "    q, k, v = q.view(b, 4, t, c // 4), k.view(b, 4, t, c // 4), v.view(b, 4, t, c // 4)\n"
+                   "    if fused:\n        y = F.scaled_dot_product_attention(q, k, v)\n    else:\n"
+                   "        y = torch.softmax(q @ k.transpose(-2, -1), -1) @ v\n"
+                   "    return y.transpose(1, 2).view(b, t, c)\n",
+        "t.py": "def g(x):\n    y = x.permute(0, 2, 3, 1)\n    z = y.T\n    return z.view(-1)\n",
+    })
+    rows = json.loads(_lint(["--output-format", "json", "side.py", "t.py"], tmp_path).stdout)
+    assert [(r["path"], r["line"], [(p["line"], p["label"]) for p in r["related"]]) for r in rows] == [
+        ("side.py", 11, [(7, "this `if` decides the layout")]),
+        ("t.py", 4, [(3, "made non-contiguous here by `.T`")]),
+    ]

@@ -320,3 +320,20 @@ def test_a_new_field_is_one_line():
 def test_a_field_without_a_join_rule_is_refused_at_import():
     with pytest.raises(KeyError, match="join"):
         _facts_module_with("    extra: Optional[int] = None\n")
+
+
+def test_a_noted_text_is_its_text_for_facts_and_keeps_its_node():
+    import pickle
+
+    import libcst as cst
+
+    from shapecheck.semantic.facts import Fact, Noted, join
+
+    first, second = cst.Name("a"), cst.Name("b")
+    a = Fact(placed_by=Noted("`M` is moved to CUDA at line 3", first))
+    b = Fact(placed_by=Noted("`M` is moved to CUDA at line 3", second))
+    assert a.same(b) and a.placed_by == "`M` is moved to CUDA at line 3" and hash(a.placed_by) == hash(b.placed_by)
+    assert join(a, b).placed_by.node is first  # the first path's node
+    assert join(a, Fact(placed_by="elsewhere")).placed_by is None
+    copied = pickle.loads(pickle.dumps(a.placed_by))
+    assert copied == a.placed_by and type(copied) is str

@@ -26,6 +26,11 @@ _NET = (
 )
 
 
+def _saved_here(record: SaveRecord) -> list[tuple[cst.CSTNode, str]]:
+    """The related place of the op that saved the tensor for backward, when known."""
+    return [(record.node, "saved for backward here")] if record.node is not None else []
+
+
 @register
 class InplaceOnSavedTensor(Rule):
     """SC302: a tensor that autograd saved for backward is changed in place before `backward()`."""
@@ -218,6 +223,7 @@ y.sum().backward()
                     f"gradient computation has been modified by an inplace operation); build the layer "
                     f"without `inplace=True`",
                     condition=f"`{layer.unless_zero}` is 0" if layer.unless_zero is not None else None,
+                    related=_saved_here(record) + [(node, "returned here")],
                 )
                 continue
             ctx.report(
@@ -227,6 +233,7 @@ y.sum().backward()
                 f"the module's output raises RuntimeError (one of the variables needed for "
                 f"gradient computation has been modified by an inplace operation); assign a new "
                 f"tensor instead (`{name} = ...`, `torch.where(...)`, `.masked_fill(...)`)",
+                related=_saved_here(record) + [(node, "returned here")],
             )
 
     def _plain_return(self, node: cst.Return, ctx, function: cst.FunctionDef) -> None:
@@ -241,6 +248,7 @@ y.sum().backward()
                 f"computed from it: backward through the result raises RuntimeError (one of the "
                 f"variables needed for gradient computation has been modified by an inplace "
                 f"operation); assign a new tensor instead (`{name} = ...`)",
+                related=_saved_here(record) + [(node, "returned here")],
             )
 
     def _changed_in_return(self, node: cst.Return, ctx) -> Iterator[tuple[SaveRecord, cst.CSTNode, str, str]]:
@@ -274,4 +282,5 @@ y.sum().backward()
                 f"{what} for backward: `{short(ctx, node)}` then raises RuntimeError (one of "
                 f"the variables needed for gradient computation has been modified by an "
                 f"inplace operation); assign a new tensor instead (`{record.binding[0]} = ...`)",
+                related=_saved_here(record) + [(node, "backward runs here")],
             )

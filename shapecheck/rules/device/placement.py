@@ -115,6 +115,27 @@ def cpu_origin(ctx, expr: cst.BaseExpression) -> Optional[tuple[str, str]]:
     return None
 
 
+def cpu_place(ctx, expr: cst.BaseExpression) -> list[tuple[cst.CSTNode, str]]:
+    """Where :func:`cpu_origin` finds a tensor made on the CPU: the factory call without
+    ``device=`` (in ``expr``, or in the one assignment of the name ``expr`` in this function, or
+    at module level), as a related place; empty when there is none."""
+    made = factory_root(ctx, expr)
+    function = ctx.function
+    if made is None and type(expr) is cst.Name:
+        body = function.body.body if function is not None else ctx.module.body
+        values = [small.value for small in _smalls(body) if type(small) is cst.Assign
+                  and any(type(t.target) is cst.Name and t.target.value == expr.value for t in small.targets)]
+        made = factory_root(ctx, values[0]) if len(values) == 1 else None
+    return [(made, "created on the CPU here")] if made is not None else []
+
+
+def placed_place(fact: Fact) -> list[tuple[cst.CSTNode, str]]:
+    """The move that :func:`placed_note` names (where the file moves the module), as a related
+    place; empty when the fact does not hold it."""
+    node = getattr(fact.placed_by, "node", None)
+    return [(node, "moved to the device here")] if node is not None else []
+
+
 def placed_note(fact: Fact) -> str:
     """`` (`Emb` is moved to CUDA at line 14)`` for a tensor or module placed by a move of the
     file, else nothing."""

@@ -11,7 +11,9 @@ from shapecheck.rules.base import Rule, register
 from shapecheck.rules.device.first_iteration import first_iteration_fact
 from shapecheck.rules.device.method_inputs import Feeds, fed_layer, record_feed
 from shapecheck.rules.device.operands import same_device_operands
-from shapecheck.rules.device.placement import DEVICE_WORDS, cpu_origin, known_device, placed_note
+from shapecheck.rules.device.placement import (
+    DEVICE_WORDS, cpu_origin, cpu_place, known_device, placed_note, placed_place,
+)
 from shapecheck.rules.helpers.calls import positional
 from shapecheck.rules.helpers.messages import short
 from shapecheck.semantic.facts import CPU, CUDA, MAYBE_CUDA, MODULE, TENSOR, Fact
@@ -284,6 +286,7 @@ out = model(x)
                     f"{origin[0]}, but module `{module}` is on {DEVICE_WORDS[module_device]}"
                     f"{placed_note(callee)}: the call raises RuntimeError (Expected all tensors to "
                     f"be on the same device){_when(when)}; {origin[1]}",
+                    related=cpu_place(ctx, arg) + placed_place(callee),
                 )
                 return
             ctx.report(
@@ -292,6 +295,7 @@ out = model(x)
                 f"input `{short(ctx, arg)}` is on {DEVICE_WORDS[device]}{first}: the call raises RuntimeError "
                 f"(Expected all tensors to be on the same device){_when(when)}; move the input "
                 f"with `.to(device)`",
+                related=(cpu_place(ctx, arg) if device == CPU else []) + placed_place(callee),
             )
             return
 
@@ -324,6 +328,7 @@ out = model(x)
                 f"{said}, but module `{module}` is on {DEVICE_WORDS[module_device]} and "
                 f"`{short(ctx, func)}` gives it to `{layer}`: the call raises RuntimeError (Expected all "
                 f"tensors to be on the same device){_when(when)}; {fix}",
+                related=cpu_place(ctx, arg) if origin is not None else (),
             )
             return
 
@@ -381,6 +386,7 @@ out = model(x)
                         f"{origin[0]}, but `{short(ctx, other)}` is on {DEVICE_WORDS[other_device]}"
                         f"{placed_note(other_fact)}: `{what}` raises RuntimeError (Expected all tensors "
                         f"to be on the same device){_when(when)}; {origin[1]}",
+                        related=cpu_place(ctx, cpu) + placed_place(other_fact),
                     )
                     return True
                 ctx.report(
@@ -389,6 +395,7 @@ out = model(x)
                     f"{DEVICE_WORDS[db]}: `{what}` raises RuntimeError (Expected all tensors to be on "
                     f"the same device){_when(when)}; move one with "
                     f"`.to({short(ctx, b if da == CPU else a)}.device)`",
+                    related=cpu_place(ctx, cpu) if CPU in (da, db) else (),
                 )
                 return True
         return True

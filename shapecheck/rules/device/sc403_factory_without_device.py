@@ -13,7 +13,7 @@ from shapecheck.rules.device.helper_results import placing_tensor, returned_fact
 from shapecheck.rules.device.method_inputs import Feeds, fed_layer, record_feed
 from shapecheck.rules.device.moved_values import moved_module, moved_to, moves_to_device
 from shapecheck.rules.device.operands import same_device_operands
-from shapecheck.rules.device.placement import DEVICE_WORDS, known_device, placed_note
+from shapecheck.rules.device.placement import DEVICE_WORDS, known_device, placed_note, placed_place
 from shapecheck.rules.helpers import fix_safety
 from shapecheck.rules.helpers.calls import (
     dotted_name, is_name, is_number, keyword, method_call, positional, torch_name,
@@ -576,7 +576,7 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
         computed from the inputs."""
         if not self._in_scope(ctx):
             return
-        function = scope_of(ctx, node).function
+        function = ctx.function
         ints = self._ints.setdefault(id(function), set())
         held = self._held_root(ctx, node.value, id(function)) if ctx.in_forward else None
         moved = moved_to(ctx, node.value, self._moved, id(function))
@@ -604,8 +604,7 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
                 if not is_param:
                     derived = None
                     if function is not None:
-                        scope = scope_of(ctx, node)
-                        in_forward = scope.module_class and function.name.value == "forward"
+                        in_forward = ctx.in_module_class is True and function.name.value == "forward"
                         derived = self._tensor_from(node.value, function, ctx, in_forward)
                     if derived is not None:
                         self._derived[key] = derived
@@ -708,6 +707,7 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
                     f"`{layer}` on it: `{short(ctx, node)}` raises RuntimeError (Expected all tensors to be on the "
                     f"same device); pass `device=` (the device of the module's parameters or input) where it is "
                     f"created",
+                    related=placed_place(callee),
                 )
 
     def _moved_module_input(self, node: cst.Call, ctx) -> None:
@@ -715,7 +715,7 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
         run on a factory result without ``device=`` (``netG(torch.randn(b, nz))``): reported."""
         if not self._in_scope(ctx):
             return
-        function = scope_of(ctx, node).function
+        function = ctx.function
         device = moved_module(ctx, node, self._moved, id(function))
         callee = ctx.fact(node.func)
         if device is None or known_device(callee) is not None:
@@ -732,6 +732,21 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
         )
 
     def _factory(self, expr: cst.BaseExpression, function, ctx) -> Optional[cst.Call]:
+        """The factory call (without ``device=``) that ``expr`` is computed from, if any (see
+        :meth:`_factory_in`); ``None`` at once when ``expr`` holds no torch factory call and no
+        name bound to a factory result, without asking for facts."""
+        fid = id(function)
+        factories = self._factories
+        for node in (expr, *walk(expr)):
+            tp = type(node)
+            if tp is cst.Name:
+                if (fid, node.value) in factories:  # type: ignore[attr-defined]
+                    return self._factory_in(expr, function, ctx)
+            elif tp is cst.Call and (torch_name(ctx, node.func) or "") in FACTORIES:  # type: ignore[attr-defined]
+                return self._factory_in(expr, function, ctx)
+        return None
+
+    def _factory_in(self, expr: cst.BaseExpression, function, ctx) -> Optional[cst.Call]:
         """The factory call (without ``device=``) that ``expr`` is computed from, if any.
 
         Follows methods that keep the device (``.triu(1)``, ``.float()``), arithmetic with
@@ -766,7 +781,7 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
                 if not picked:
                     expr = expr.value  # `ids[:, :keep]`: a slice is where its tensor is
                     continue
-                made = self._factory(expr.value, function, ctx)
+                made = self._factory_in(expr.value, function, ctx)
                 return None if made is None or _indexed_to_scalar(ctx, made, picked) else made
             if type(expr) is cst.UnaryOperation:
                 expr = expr.expression
@@ -782,9 +797,9 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
                 if follow is not None:
                     expr = follow
                     continue
-            if type(expr) is cst.BinaryOperation and self._factory(expr.right, function, ctx) is not None:
+            if type(expr) is cst.BinaryOperation and self._factory_in(expr.right, function, ctx) is not None:
                 expr = expr.left  # both operands made on the CPU (`pos * div`): so is the result
-                if self._factory(expr, function, ctx) is not None:
+                if self._factory_in(expr, function, ctx) is not None:
                     continue
                 return None
             if type(expr) is cst.Comparison and len(expr.comparisons) == 1:
@@ -958,6 +973,7 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
                     f"`{short(ctx, call)}` is created on the CPU (no `device=`) and meets `{short(ctx, operand)}`, "
                     f"which is on {DEVICE_WORDS[device]}{placed_note(fact)}: `{what}` raises RuntimeError (Expected "
                     f"all tensors to be on the same device); pass `device={short(ctx, operand)}.device`",
+                    related=[(call, "created on the CPU here")] + placed_place(fact),
                 )
                 return True
         return False
@@ -1031,7 +1047,7 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
             state = args[1]
             inputs.extend(e.value for e in state.elements if type(e) is cst.Element) \
                 if isinstance(state, (cst.Tuple, cst.List)) else inputs.append(state)
-        function = scope_of(ctx, node).function
+        function = ctx.function
         for arg in inputs:
             call = self._factory(arg, function, ctx)
             if call is None or ctx.fact(call).device != CPU:
@@ -1073,6 +1089,7 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
                     f"computed from the input `{param}`: `{what}` raises RuntimeError (Expected all tensors "
                     f"to be on the same device) when `{param}` is on the GPU; register it in `__init__` with "
                     f"`self.register_buffer(\"{attr}\", ...)`",
+                    related=placed_place(owner),
                 )
                 return True
         return False

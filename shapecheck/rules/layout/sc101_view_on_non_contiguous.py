@@ -9,6 +9,7 @@ from typing import Optional
 import libcst as cst
 
 from shapecheck.rules.base import Example, Fix, Rule, register
+from shapecheck.rules.layout.move_origins import move_origin
 from shapecheck.rules.layout.strideless_devices import strideless_side
 from shapecheck.rules.layout.view_calls import call_text, clipped_source, view_call, view_condition
 from shapecheck.semantic.branch_facts import Branch
@@ -301,10 +302,13 @@ a view is impossible.
         condition = view_condition(recv, target, subject)
         unless = f" unless {condition}" if condition else ""
         when = ""
+        origin = move_origin(ctx, func.value, recv)
+        related = [origin] if origin is not None else []
         if side is not None:
             when = f" when {side.describe(ctx.source)}{_line_of_test(ctx, side.test)}"
             other = side_flipped(side).describe(ctx.source)
             condition = f"{condition} or {other}" if condition else other
+            related.append((side.test, "this `if` decides the layout"))
         ctx.report(
             node,
             f"`{subject}` is not contiguous {why}{detail}{when}; `{view}` would "
@@ -312,6 +316,7 @@ a view is impossible.
             f"or call `.contiguous()` first",
             fix=fix,
             condition=condition,
+            related=related,
         )
 
 

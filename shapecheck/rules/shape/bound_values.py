@@ -8,13 +8,14 @@ given it another.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from bisect import bisect_left
+from typing import Any, Iterator, Optional, Sequence
 
 import libcst as cst
 
 from shapecheck.semantic.rebinding import rebound_names
 from shapecheck.semantic.syntax import all_params, sub_blocks, target_names, with_targets
-from shapecheck.semantic.walk import walk
+from shapecheck.semantic.walk import child_nodes, walk
 from shapecheck.semantic.node_memo import NodeMemo
 
 __all__ = ["branch_values", "forget_indexes", "module_value", "side_assignments", "unchanged_between", "value_before"]
@@ -23,7 +24,7 @@ __all__ = ["branch_values", "forget_indexes", "module_value", "side_assignments"
 #: per statement (kept alive with it): the names it binds; per function body: the path of every
 #: node in it. Rules ask for many names at many places of one function, so each is built once.
 _BOUND: NodeMemo[frozenset[str]] = NodeMemo(limit=50_000)
-_PATHS: NodeMemo[dict[int, list[tuple[Sequence[cst.CSTNode], int]]]] = NodeMemo()
+_PATHS: NodeMemo[dict[int, list[tuple[Sequence[cst.CSTNode], int]]]] = NodeMemo(limit=4096)
 
 
 def forget_indexes() -> None:
@@ -32,6 +33,8 @@ def forget_indexes() -> None:
     _BOUND.clear()
     _PATHS.clear()
     _SIDES.clear()
+    _BINDERS.clear()
+    _GLOBALS.clear()
 
 
 def _bound_names(stmt: cst.CSTNode) -> frozenset[str]:
@@ -40,19 +43,43 @@ def _bound_names(stmt: cst.CSTNode) -> frozenset[str]:
     if cached is not None:
         return cached
     names: set[str] = set()
-    node: Any
-    for node in (stmt, *walk(stmt)):
-        kind = type(node)
-        if kind is cst.Assign:
-            for t in node.targets:
-                names.update(target_names(t.target))
-        elif kind in (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr):
-            names.update(target_names(node.target))
-        elif kind in (cst.FunctionDef, cst.ClassDef):
-            names.add(node.name.value)
-        for t in with_targets(node):
-            names.update(target_names(t))
-    return _BOUND.put(stmt, frozenset(names))
+    inner = sub_blocks(stmt)
+    nested = {id(s) for sub in inner for s in sub}
+    _add_bound(stmt, names)
+    for node in _walk_outside(stmt, nested) if nested else walk(stmt):
+        if type(node) in _BINDING_KINDS:
+            _add_bound(node, names)
+    return _BOUND.put(stmt, _with_inner(names, inner))
+
+
+def _with_inner(names: set[str], inner: list) -> frozenset[str]:
+    """``names`` with those the statements of the blocks ``inner`` bind."""
+    for sub in inner:
+        for s in sub:
+            if type(s) is cst.FunctionDef or type(s) is cst.ClassDef:
+                _add_bound(s, names)  # the walk of a block does not enter a nested definition
+            else:
+                names.update(_bound_names(s))
+    return frozenset(names)
+
+
+#: the nodes that bind names (see :func:`_add_bound`)
+_BINDING_KINDS = frozenset({cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr,
+                            cst.FunctionDef, cst.ClassDef, cst.With})
+
+
+def _add_bound(node: Any, names: set[str]) -> None:
+    """Add to ``names`` those ``node`` itself binds."""
+    kind = type(node)
+    if kind is cst.Assign:
+        for t in node.targets:
+            names.update(target_names(t.target))
+    elif kind in (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr):
+        names.update(target_names(node.target))
+    elif kind in (cst.FunctionDef, cst.ClassDef):
+        names.add(node.name.value)
+    for t in with_targets(node):
+        names.update(target_names(t))
 
 
 def _binds(stmt: cst.CSTNode, name: str) -> bool:
@@ -85,15 +112,15 @@ def value_before(ctx, name: str, node: cst.CSTNode, at_module: bool = False) -> 
     path = _path(body, node)
     if path is None:
         return None
-    if at_module and func is not None and not any(_binds(stmt, name) for stmt in body):
+    if at_module and func is not None and name not in _binders(body):
         return module_value(ctx, name)
     for block, index in reversed(path):
         stmt = block[index]
-        if not isinstance(stmt, (cst.SimpleStatementLine, cst.If)) and _binds(stmt, name):
+        if type(stmt) is not cst.SimpleStatementLine and type(stmt) is not cst.If and _binds(stmt, name):
             return None  # a loop, `try` or `with` around it binds it too
-        for prior in reversed(block[:index]):
-            if _binds(prior, name):
-                return _plain_value(prior, name)
+        prior = _latest_binder(block, index, name)
+        if prior is not None:
+            return _plain_value(prior, name)
     return None
 
 
@@ -110,15 +137,15 @@ def branch_values(ctx, name: str, node: cst.CSTNode) -> list[tuple[cst.BaseExpre
         return []
     for block, index in reversed(path):
         stmt = block[index]
-        if not isinstance(stmt, (cst.SimpleStatementLine, cst.If)) and _binds(stmt, name):
+        if type(stmt) is not cst.SimpleStatementLine and type(stmt) is not cst.If and _binds(stmt, name):
             return []
-        for prior in reversed(block[:index]):
-            if _binds(prior, name):
-                return _side_values(ctx, prior, name) if type(prior) is cst.If else []
+        prior = _latest_binder(block, index, name)
+        if prior is not None:
+            return _side_values(ctx, prior, name) if type(prior) is cst.If else []
     return []
 
 
-_SIDES: NodeMemo[frozenset[int]] = NodeMemo()
+_SIDES: NodeMemo[frozenset[int]] = NodeMemo(limit=4096)
 
 
 def side_assignments(func: cst.FunctionDef) -> frozenset[int]:
@@ -175,7 +202,7 @@ def value_at_call(ctx, name: str, node: cst.CSTNode) -> Optional[cst.BaseExpress
         for block, index in reversed(path):
             if not isinstance(block[index], (cst.SimpleStatementLine, cst.If)) and _binds(block[index], name):
                 return None
-            prior = next((p for p in reversed(block[:index]) if _binds(p, name)), None)
+            prior = _latest_binder(block, index, name)
             if prior is not None:
                 return _plain_value(prior, name)
         return None
@@ -189,11 +216,22 @@ def module_value(ctx, name: str) -> Optional[cst.BaseExpression]:
     func = ctx.function
     if func is not None and (name in rebound_names(func) or any(p.name.value == name for p in all_params(func.params))):
         return None
-    binders = [stmt for stmt in ctx.module.body if _binds(stmt, name)]
-    if len(binders) != 1 or any(type(n) is cst.Global and any(g.name.value == name for g in n.names)
-                                for n in walk(ctx.module, into_defs=True)):
+    binders = _binders(ctx.module.body).get(name, ())
+    if len(binders) != 1 or name in _declared_global(ctx.module):
         return None
-    return _plain_value(binders[0], name)
+    return _plain_value(ctx.module.body[binders[0]], name)
+
+
+_GLOBALS: NodeMemo[frozenset[str]] = NodeMemo()
+
+
+def _declared_global(module: cst.Module) -> frozenset[str]:
+    """The names some ``global`` statement of ``module`` declares."""
+    found = _GLOBALS.get(module)
+    if found is None:
+        found = _GLOBALS.put(module, frozenset(g.name.value for n in walk(module, into_defs=True)
+                                               if type(n) is cst.Global for g in n.names))
+    return found
 
 
 def unchanged_between(ctx, name: str, earlier: cst.CSTNode, later: cst.CSTNode) -> bool:
@@ -234,13 +272,68 @@ def _path(block: Sequence[cst.CSTNode], node: cst.CSTNode) -> Optional[list[tupl
 
 def _index(block: Sequence[cst.CSTNode], outer: list[tuple[Sequence[cst.CSTNode], int]],
            paths: dict[int, list[tuple[Sequence[cst.CSTNode], int]]], depth: int) -> None:
-    """Record in ``paths`` the path of every node of ``block`` (inner statements override)."""
+    """Record in ``paths`` the path of every node of ``block``: a node below a statement of an
+    inner block gets that statement's (longer) path, read where its own block is indexed. The
+    same walk gives each statement's bound names (:func:`_bound_names`)."""
     if depth > 30:
         return
     for i, stmt in enumerate(block):
         here = [*outer, (block, i)]
         paths[id(stmt)] = here
-        for n in walk(stmt):
+        names: set[str] = set()
+        _add_bound(stmt, names)
+        inner = sub_blocks(stmt) if depth < 30 else []
+        if not inner:
+            for n in walk(stmt):
+                paths[id(n)] = here
+                if type(n) in _BINDING_KINDS:
+                    _add_bound(n, names)
+            _BOUND.put(stmt, frozenset(names))
+            continue
+        nested = {id(s) for sub in inner for s in sub}
+        for n in _walk_outside(stmt, nested):
             paths[id(n)] = here
-        for sub in sub_blocks(stmt):
+            if type(n) in _BINDING_KINDS:
+                _add_bound(n, names)
+        for sub in inner:
             _index(sub, here, paths, depth + 1)
+        _BOUND.put(stmt, _with_inner(names, inner))
+
+
+def _walk_outside(stmt: cst.CSTNode, nested: set[int]) -> Iterator[cst.CSTNode]:
+    """:func:`walk` of ``stmt`` without the nodes below the statements in ``nested`` (the
+    statements themselves included): those get the path of their own block."""
+    stack = list(child_nodes(stmt))
+    while stack:
+        current = stack.pop()
+        if id(current) in nested:
+            continue
+        yield current
+        tp = type(current)
+        if tp is not cst.FunctionDef and tp is not cst.ClassDef and tp is not cst.Lambda:
+            stack.extend(child_nodes(current))
+
+
+#: per block: name -> the indices of its statements that bind it, in order
+_BINDERS: NodeMemo[dict[str, list[int]]] = NodeMemo(limit=4096)
+
+
+def _binders(block: Sequence[cst.CSTNode]) -> dict[str, list[int]]:
+    """Each name a statement of ``block`` binds -> the indices of those statements, in order."""
+    binders = _BINDERS.get(block)
+    if binders is None:
+        binders = {}
+        for i, stmt in enumerate(block):
+            for bound in _bound_names(stmt):
+                binders.setdefault(bound, []).append(i)
+        _BINDERS.put(block, binders)
+    return binders
+
+
+def _latest_binder(block: Sequence[cst.CSTNode], index: int, name: str) -> Optional[cst.CSTNode]:
+    """The last statement of ``block`` before ``block[index]`` that binds ``name``, if any."""
+    found = _binders(block).get(name)
+    if not found:
+        return None
+    at = bisect_left(found, index)
+    return block[found[at - 1]] if at else None

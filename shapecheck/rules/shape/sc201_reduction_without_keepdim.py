@@ -9,7 +9,7 @@ import libcst as cst
 
 from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.calls import dotted_name
-from shapecheck.rules.helpers.messages import report_unless, short
+from shapecheck.rules.helpers.messages import reduced_here, report_unless, short
 from shapecheck.rules.helpers.operators import ARITHMETIC_OPERATORS, COMPARISON_OPERATORS
 from shapecheck.semantic.facts import FLOAT, INT, TENSOR, Fact, Reduction
 from shapecheck.rules.shape.gram_norms import gram_norm
@@ -542,6 +542,8 @@ centered = x - x.mean(dim=1, keepdim=True)
     def _side_pair(self, ctx, source_expr, reduced_expr):
         """``(pair, side)`` for a name in ``reduced_expr`` (through ops that keep its shape) that
         holds a reduction of ``source_expr`` on one side of the ``if`` before it, else ``None``."""
+        if not self._reductions:
+            return None  # no side of an `if` bound a reduction
         name = _same_shape_parent(ctx, reduced_expr)
         if type(name) is not cst.Name or ctx.fact(name).reduction is not None:
             return None
@@ -620,7 +622,7 @@ centered = x - x.mean(dim=1, keepdim=True)
         condition = " or ".join(conditions) if conditions else None
         if side is not None:
             message = f"where {side}, {message}"
-        report_unless(ctx, node, message, condition)
+        report_unless(ctx, node, message, condition, reduced_here(red))
         return True
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
@@ -662,7 +664,7 @@ centered = x - x.mean(dim=1, keepdim=True)
                    f"reduction up with the last dim (the columns), so {outcome} each column is scaled by the wrong "
                    f"row's value; pass keepdim=True "
                    f"(or index it `[:, None]`)")
-        report_unless(ctx, node, message, condition)
+        report_unless(ctx, node, message, condition, reduced_here(red))
         return True
 
     def visit_Comparison(self, node: cst.Comparison, ctx) -> None:

@@ -9,7 +9,7 @@ import libcst as cst
 from shapecheck.broadcast import InvalidShapeError, broadcast_shapes, generic_mismatch
 from shapecheck.errors import BroadcastError
 from shapecheck.rules.base import Rule, register
-from shapecheck.rules.helpers.messages import report_unless, short
+from shapecheck.rules.helpers.messages import reduced_here, report_unless, short
 from shapecheck.rules.helpers.operators import ARITHMETIC_OPERATORS, COMPARISON_OPERATORS
 from shapecheck.rules.shape.axis_sizes import Misplaced, misplaced_cut, misplaced_size
 from shapecheck.rules.shape.channel_vectors import channel_vector
@@ -19,7 +19,7 @@ from shapecheck.rules.shape.own_transposes import with_own_transpose
 from shapecheck.rules.shape.pairwise_axes import paired_by_position
 from shapecheck.rules.shape.squared_errors import squared_error
 from shapecheck.rules.shape.sc201_reduction_without_keepdim import matrix_types_possible, misaligned_unless
-from shapecheck.semantic.facts import TENSOR
+from shapecheck.semantic.facts import TENSOR, Fact
 from shapecheck.semantic.torch_api import BROADCASTING_FUNCTIONS, ELEMENTWISE_BINARY, INPLACE_METHODS
 from shapecheck.shapes import Shape, format_shape
 
@@ -70,6 +70,11 @@ def _shape_of(expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
     if type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value == "size" and not expr.args:
         return expr.func.value
     return None
+
+
+def _reductions(tensors: Sequence[tuple[cst.BaseExpression, Fact]]) -> list[tuple[cst.CSTNode, str]]:
+    """The reductions without ``keepdim`` that made operands of a mismatch, for related lines."""
+    return [place for _o, f in tensors for place in reduced_here(f.reduction)]
 
 
 @register
@@ -303,14 +308,14 @@ c = a + b[:, None]  # (2, 3) + (2, 1)
                                     or with_own_transpose(ctx, operands)):
                 return False
             names = ", ".join(f"`{short(ctx, o, 24)}` {format_shape(f.shape)}" for o, f in tensors)
-            ctx.report(node, f"{names}: {err.reason}")
+            ctx.report(node, f"{names}: {err.reason}", related=_reductions(tensors))
             return True
         verdict = generic_mismatch(*[f.shape for _o, f in tensors])
         if verdict is None or with_own_transpose(ctx, operands):
             return False
         names = ", ".join(f"`{short(ctx, o, 24)}` {format_shape(f.shape)}" for o, f in tensors)
         ctx.report(node, f"{names}: {verdict.reason}; torch raises RuntimeError unless {verdict.condition}",
-                   condition=verdict.condition)
+                   condition=verdict.condition, related=_reductions(tensors))
         return True
 
     @staticmethod
@@ -405,7 +410,8 @@ c = a + b[:, None]  # (2, 3) + (2, 1)
                    f"their own) and `{short(ctx, found.mixed, 24)}` combines the two results: torch raises "
                    f"unless `{p}` and `{q}` have as many rows, and then it pairs row i with row i only; "
                    f"add the new axis here too")
-        report_unless(ctx, node, message, f"`{p}` and `{q}` have as many rows")
+        report_unless(ctx, node, message, f"`{p}` and `{q}` have as many rows",
+                      [(found.node, "pairs the rows all-against-all here")])
 
     @staticmethod
     def _report_axes(node, ctx, found: Misplaced, other_expr: cst.BaseExpression, expand: bool) -> None:

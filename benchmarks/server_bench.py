@@ -1,0 +1,97 @@
+"""What a keystroke costs the language server: analysis time per single-character edit.
+
+Opens a real ~2,000-line file, then applies N single-character edits (a letter typed inside an
+identifier at a random place, so the text stays valid Python) one after another, and for each
+edit times the server's lint of the new text two ways: incremental (re-parsing only the touched
+top-level statements, :mod:`shapecheck.server.incremental_parse`) and full (parse and analyse the
+whole text). Both must give the same diagnostics (checked). Prints the median and p95 per edit,
+and the parse part alone.
+
+    python benchmarks/server_bench.py                      # wav2vec2 from the corpus, 20 edits
+    python benchmarks/server_bench.py FILE --edits 50 --seed 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+DEFAULT = ROOT / "benchmarks" / "_corpus" / "transformers" / "transformers__models__wav2vec2__modeling_wav2vec2.py"
+
+
+def _edit(text: str, rng: random.Random) -> str:
+    while True:
+        at = rng.randrange(1, len(text) - 1)
+        if text[at - 1].isalpha() and text[at].isalpha():
+            new = text[:at] + rng.choice("abcdefgh") + text[at:]
+            try:
+                ast.parse(new)
+            except SyntaxError:  # a keyword or a number spelled anew: another place
+                continue
+            return new
+
+
+def _p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+
+
+def main() -> int:
+    """Run the benchmark and print its table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("file", nargs="?", default=str(DEFAULT))
+    parser.add_argument("--edits", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+
+    from shapecheck.engine.config import Settings, registry_infos
+    from shapecheck.server.document_lint import lint_document
+    from shapecheck.server.incremental_parse import parse_document
+
+    text = Path(args.file).read_text()
+    settings = Settings(rules=registry_infos(), layers=[])
+    rng = random.Random(args.seed)
+    first = lint_document(args.file, text, settings)
+    previous = first.parsed
+    doc = parse_document(text)
+    incremental, full, parse_inc, parse_full, reparsed = [], [], [], [], []
+    for _ in range(args.edits):
+        text = _edit(text, rng)
+        start = time.perf_counter()
+        inc = lint_document(args.file, text, settings, previous)
+        incremental.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        whole = lint_document(args.file, text, settings)
+        full.append(time.perf_counter() - start)
+        if inc.diagnostics != whole.diagnostics:
+            print("MISMATCH: incremental and full lint differ", file=sys.stderr)
+            return 1
+        previous = inc.parsed
+        start = time.perf_counter()
+        doc = doc.edited(text)
+        parse_inc.append(time.perf_counter() - start)
+        reparsed.append(doc.reparsed)
+        start = time.perf_counter()
+        parse_document(text)
+        parse_full.append(time.perf_counter() - start)
+
+    lines = text.count("\n")
+    print(f"{Path(args.file).name}: {lines} lines, {args.edits} single-character edits")
+    print(f"{'per edit (ms)':<28}{'median':>10}{'p95':>10}")
+    for label, values in [("lint, incremental parse", incremental), ("lint, full", full),
+                          ("parse, incremental", parse_inc), ("parse, full", parse_full)]:
+        print(f"{label:<28}{1000 * statistics.median(values):>10.1f}{1000 * _p95(values):>10.1f}")
+    print(f"top-level statements re-parsed per edit: median {statistics.median(reparsed)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

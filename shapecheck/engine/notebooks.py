@@ -1,0 +1,81 @@
+"""Linting Jupyter notebooks: the public API that the command line and the language server use.
+
+A notebook's code cells are analysed as one program in cell order
+(:mod:`shapecheck.engine.notebook_program`: IPython magics, shell escapes and help lines are
+replaced line for line), read with plain :mod:`json` (:mod:`shapecheck.engine.notebook_json`: no
+Jupyter install needed, and the text is kept so that fixes change only the ``source`` of the cells
+they touch). Every diagnostic names its cell (``Diagnostic.cell``: the 1-based number among
+all the cells of the notebook, markdown ones included, as ruff counts) and its line and column in
+that cell. ``# noqa`` comments apply to their own cell line. A code cell that does not parse
+gives an ``SC000`` at its line and is left out, so the other cells are still linted; a file that
+is not valid JSON gives an ``SC000`` at the JSON error.
+
+For a caller that has the notebook's text: :func:`lint_notebook`, :func:`fix_notebook`. For one
+that has the cells (an editor's notebook document): :func:`lint_cells`. Lower level
+(:mod:`shapecheck.engine.notebook_core`, which the runner uses): :func:`load` (the cells and the
+program), :func:`to_cells` (program positions to cell positions), :func:`write_cells` (changed
+cell sources into the JSON text).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from shapecheck.engine.diagnostics import Diagnostic
+from shapecheck.engine.notebook_core import (
+    NOTEBOOK_SUFFIX,
+    Notebook,
+    NotebookError,
+    analyse,
+    cell_lines,
+    concatenated,
+    decode,
+    is_notebook,
+    lint_data,
+    load,
+    to_cells,
+    write_cells,
+)
+from shapecheck.engine.notebook_program import build_program
+from shapecheck.engine.runner import _Linter
+
+
+def lint_notebook(text: str, rule_classes: list, path: str = "<notebook>") -> list[Diagnostic]:
+    """Diagnostics (with ``cell`` set, sorted) of the notebook whose JSON text is ``text`` under
+    the given rule classes (``# noqa`` applied); a text that is not a notebook gives one ``SC000``."""
+    result = lint_data(_Linter(rule_classes), path, text.encode("utf-8"))
+    return sorted(result.diagnostics, key=Diagnostic.sort_key)
+
+
+def lint_cells(cells: Sequence[tuple[int, str]], rule_classes: list, path: str = "<notebook>") -> list[Diagnostic]:
+    """Diagnostics (sorted) of code cells given as ``(cell number, source)`` in notebook order;
+    each names its cell by the number given here (``Diagnostic.cell``), lines count in the cell."""
+    program, _, _, diagnostics, dropped = analyse(_Linter(rule_classes), path, build_program(cells))
+    return sorted(to_cells(program, diagnostics) + dropped, key=Diagnostic.sort_key)
+
+
+def fix_notebook(
+    text: str, rule_classes: list, path: str = "<notebook>", unsafe_fixes: bool = False
+) -> tuple[str, int]:
+    """The notebook's JSON text after every safe fix of the given rules (and the unsafe ones
+    with ``unsafe_fixes``), changing only the ``source`` of fixed cells, and how many fixes
+    were applied; a text that is not a notebook comes back unchanged."""
+    result = lint_data(_Linter(rule_classes, unsafe_fixes), path, text.encode("utf-8"), fix=True)
+    return (result.fixed_text if result.fixed_text is not None else text), result.fixes_applied
+
+
+__all__ = [
+    "NOTEBOOK_SUFFIX",
+    "Notebook",
+    "NotebookError",
+    "cell_lines",
+    "concatenated",
+    "decode",
+    "fix_notebook",
+    "is_notebook",
+    "lint_cells",
+    "lint_notebook",
+    "load",
+    "to_cells",
+    "write_cells",
+]

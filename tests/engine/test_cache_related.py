@@ -1,0 +1,36 @@
+"""Cached diagnostics keep their related places, and a stored place of the wrong shape is a miss."""
+
+from __future__ import annotations
+
+from shapecheck.engine.cache import _row_schema, _valid_entry, Cache
+from shapecheck.engine.diagnostics import Diagnostic, Related
+
+DIGEST = "0" * 64
+
+
+def _diagnostic() -> Diagnostic:
+    place = Related(5, 9, 5, 43, "made non-contiguous here by `transpose(1, 2)`")
+    return Diagnostic("a.py", 7, 12, 7, 31, "SC101", "view-on-non-contiguous", "error", "m", True,
+                      related=(place,))
+
+
+def test_put_then_get_gives_the_related_places_back(tmp_path):
+    cache = Cache(str(tmp_path), ["SC101"])
+    cache.put("a.py", DIGEST, [_diagnostic()])
+    (got,) = cache.get("a.py", DIGEST)
+    assert got == _diagnostic() and got.related == _diagnostic().related
+
+
+def test_a_stored_place_of_the_wrong_shape_is_not_read():
+    schema = _row_schema()
+    cache = Cache("unused", ["SC101"])
+    cache.usable = True
+    cache.put("a.py", DIGEST, [_diagnostic()])
+    row = cache.entries["a.py"][1][0]
+    column = [name for name, *_ in schema].index("related")
+    assert row[column] == [[5, 9, 5, 43, "made non-contiguous here by `transpose(1, 2)`"]]
+    for bad in ([[5, 9, 5, 43]], [[5, 9, 5, "43", "x"]], [[5, 9, 5, -1, "x"]], [[5, 9, 5, 43, None]], "x", None):
+        broken = list(row)
+        broken[column] = bad
+        assert not _valid_entry([DIGEST, [broken]], schema, frozenset({"SC101"}))
+    assert _valid_entry([DIGEST, [row]], schema, frozenset({"SC101"}))

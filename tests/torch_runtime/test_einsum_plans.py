@@ -1,0 +1,162 @@
+"""shapecheck.einsum's structural plans: values, gradients and strides against torch.einsum on
+random specs, plans shared across shapes, the LRU plan cache, the list and sublist call forms."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+import shapecheck  # noqa: E402
+from shapecheck.errors import EinsumShapeError  # noqa: E402
+from shapecheck.torch_runtime import check as runtime_check  # noqa: E402
+from shapecheck.torch_runtime import einsum as runtime_einsum  # noqa: E402
+from shapecheck.torch_runtime import layout  # noqa: E402
+
+
+@st.composite
+def einsum_calls(draw):
+    """A spec of 1 to 5 operands with sizes (some 1) and layouts (contiguous, transposed,
+    sliced, expanded) that torch.einsum accepts or rejects."""
+    letters = "abcdef"[:draw(st.integers(1, 6))]
+    size = {c: draw(st.integers(2, 4)) for c in letters}
+    terms, shapes = [], []
+    for _ in range(draw(st.integers(1, 5))):
+        term = "".join(draw(st.lists(st.sampled_from(letters), max_size=3)))
+        terms.append(term)
+        shapes.append([1 if draw(st.booleans()) and draw(st.booleans()) else size[c] for c in term])
+    used = sorted(set("".join(terms)))
+    output = "".join(draw(st.permutations(used))[:draw(st.integers(0, len(used)))])
+    spec = ",".join(terms) + ("->" + output if draw(st.booleans()) or not used else "")
+    layouts = [draw(st.sampled_from(["contiguous", "transposed", "sliced", "expanded"])) for _ in shapes]
+    dtype = draw(st.sampled_from([torch.float64, torch.float32]))
+    return spec, shapes, layouts, dtype
+
+
+def _operand(shape, how, dtype, gen):
+    if how == "transposed" and len(shape) >= 2:
+        return torch.randn(shape[::-1], dtype=dtype, generator=gen).permute(*reversed(range(len(shape))))
+    if how == "sliced" and shape:
+        return torch.randn(shape[:-1] + [2 * shape[-1]], dtype=dtype, generator=gen)[..., ::2]
+    if how == "expanded" and shape and shape[0] > 1:
+        return torch.randn([1] + shape[1:], dtype=dtype, generator=gen).expand(shape)
+    return torch.randn(shape, dtype=dtype, generator=gen)
+
+
+def _compare(spec, ops, grad=True):
+    try:
+        want = torch.einsum(spec, *ops)
+    except RuntimeError:
+        with pytest.raises(RuntimeError):
+            shapecheck.einsum(spec, *ops)
+        return
+    for _ in range(2):  # the compiling call, then the cached plan
+        got = shapecheck.einsum(spec, *ops)
+        assert got.shape == want.shape and got.dtype == want.dtype
+        assert got.stride() == want.stride(), (spec, [(o.shape, o.stride()) for o in ops])
+        torch.testing.assert_close(got, want)
+    if grad and want.numel() and any(o.requires_grad for o in ops):
+        seed = torch.randn(want.shape, dtype=want.dtype)
+        wanted = torch.autograd.grad(want, ops, seed, allow_unused=True)
+        gotten = torch.autograd.grad(got, ops, seed, allow_unused=True)
+        for w, g in zip(wanted, gotten):
+            if w is not None and g is not None:
+                torch.testing.assert_close(g, w)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+@given(einsum_calls())
+def test_random_specs_match_torch_values_grads_strides(call):
+    spec, shapes, layouts, dtype = call
+    gen = torch.Generator().manual_seed(0)
+    ops = [_operand(list(s), how, dtype, gen).requires_grad_() for s, how in zip(shapes, layouts)]
+    _compare(spec, ops)
+
+
+@pytest.mark.parametrize("spec, shapes", [
+    ("ir,jr,kr->ijk", [(5, 6), (5, 6), (6, 6)]),
+    ("bij,bkj->bki", [(5, 2, 3), (5, 4, 3)]),
+    ("bhij,hg->bgij", [(2, 8, 4, 16), (8, 8)]),
+    ("...ij,...jk->...ik", [(4, 1, 8, 8), (1, 6, 8, 8)]),
+    ("i,i->", [(1000,), (1000,)]),
+    ("ij,ij->", [(30, 40), (30, 40)]),
+    ("ab,bc,cd,de,ef->af", [(3, 4), (4, 5), (5, 6), (6, 7), (7, 2)]),
+])
+def test_listed_cases_have_torch_strides(spec, shapes):
+    gen = torch.Generator().manual_seed(1)
+    _compare(spec, [torch.randn(s, dtype=torch.float64, generator=gen, requires_grad=True) for s in shapes])
+    _compare(spec, [torch.randn(s[::-1], dtype=torch.float64, generator=gen).permute(*reversed(range(len(s))))
+                    for s in shapes], grad=False)
+
+
+def test_full_contraction_runs_bmm_and_keeps_transposed_operands_as_views():
+    a = torch.randn(300, 200, dtype=torch.float64).t()
+    b = torch.randn(300, 200, dtype=torch.float64).t()
+    source = shapecheck.plan_source("ij,ij->", a, b)
+    assert "bmm(" in source and ".mm(" not in source
+    # summed dims flattened in memory order (j, i): .mT makes each operand contiguous, so the
+    # reshape that follows is a view, not a copy
+    assert "t1 = x0.mT" in source and "t2 = x1.mT" in source
+    assert shapecheck.plan_source("ij,ij->", a.t(), b.t()).count("mT") == 0
+    torch.testing.assert_close(shapecheck.einsum("ij,ij->", a, b), torch.einsum("ij,ij->", a, b))
+    assert "bmm(" in shapecheck.plan_source("i,i->", torch.randn(10), torch.randn(10))
+
+
+def test_a_new_shape_reuses_the_structure_and_is_still_checked():
+    shapecheck.clear_cache()
+    for n in range(2, 12):
+        a, b = torch.randn(2, n, 4), torch.randn(2, 4, 3)
+        torch.testing.assert_close(shapecheck.einsum("bij,bjk->bik", a, b), torch.einsum("bij,bjk->bik", a, b))
+    assert len(layout._STRUCTURES) == 1
+    assert runtime_einsum.cache_size() == 10
+    with pytest.raises(EinsumShapeError):
+        shapecheck.einsum("bij,bjk->bik", torch.randn(2, 5, 4), torch.randn(2, 7, 3))
+    with pytest.raises(EinsumShapeError):
+        shapecheck.einsum("bij,bjk->bik", torch.randn(3, 5, 4), torch.randn(2, 4, 3))
+
+
+def test_plan_cache_is_lru(monkeypatch):
+    monkeypatch.setattr(runtime_einsum, "_MAX_PLANS", 3)
+    shapecheck.clear_cache()
+    keep = torch.randn(1)
+    for n in range(2, 8):
+        shapecheck.einsum("i->", keep)  # used on every round: never the least recent
+        shapecheck.einsum("i->", torch.randn(n))
+        assert runtime_einsum.cache_size() <= 3
+    assert any(key[1] == keep.shape for key in runtime_einsum._PLANS)
+
+
+def test_list_and_sublist_forms_reach_the_cached_plan():
+    shapecheck.clear_cache()
+    a, b = torch.randn(2, 3), torch.randn(3, 4)
+    want = torch.einsum("ij,jk->ik", a, b)
+    assert torch.equal(shapecheck.einsum("ij,jk->ik", [a, b]), want)
+    assert torch.equal(shapecheck.einsum("ij,jk->ik", (a, b)), want)
+    assert runtime_einsum.cache_size() == 1
+    assert torch.equal(shapecheck.einsum(a, [0, 1], b, [1, 2], [0, 2]), want)
+    assert torch.equal(shapecheck.einsum(a, [0, 1], b, [1, 2], [0, 2]), want)
+    assert torch.equal(shapecheck.einsum(a, [0, 1], b, [1, 2]), torch.einsum(a, [0, 1], b, [1, 2]))
+    assert runtime_einsum._SUBLISTS
+    with pytest.raises(EinsumShapeError):
+        shapecheck.einsum(a, [0, 1], torch.randn(5, 4), [1, 2], [0, 2])
+
+
+def test_chain_frees_intermediates():
+    ops = [torch.randn(4, 4) for _ in range(5)]
+    source = shapecheck.plan_source("ab,bc,cd,de,ef->af", *ops)
+    assert "del " in source
+
+
+def test_assert_shape_reads_the_environment_once(monkeypatch):
+    t = torch.randn(2, 3)
+    monkeypatch.setenv("SHAPECHECK_DISABLE", "1")
+    assert runtime_check.disabled()
+    assert shapecheck.assert_shape(t, "a") is t  # disabled: no check
+    monkeypatch.setenv("SHAPECHECK_DISABLE", "0")
+    assert shapecheck.assert_shape(t, "a") is t  # not read again until refreshed
+    assert not runtime_check.disabled()
+    with pytest.raises(shapecheck.SignatureShapeError):
+        shapecheck.assert_shape(t, "a")
