@@ -32,7 +32,7 @@ from shapecheck.engine.cache_folder import TEMP_PREFIX, TEMP_SUFFIX, CacheFolder
 from shapecheck.engine.diagnostics import ENGINE_CODES, Diagnostic, Related, RuleInfo
 from shapecheck.version import __version__
 
-_FORMAT = 2
+_FORMAT = 3
 #: How many results files (configurations) one project keeps.
 KEEP_FILES = 8
 #: How many linted paths one results file remembers (those of the latest runs are kept).
@@ -236,7 +236,8 @@ def save_manifest(root: str, infos: list) -> None:
 
 _FIELD_TYPES = {"int": int, "str": str, "bool": bool}
 _ROW_SCHEMA: Optional[list] = None
-#: the column of a row that holds the related places, each ``[line, column, end_line, end_column, label]``
+#: the column of a row that holds the related places, each ``[line, column, end_line, end_column, label,
+#: cell]`` (``cell`` ``null`` outside notebooks)
 _RELATED = "related"
 
 
@@ -285,14 +286,15 @@ def _valid_value(column: tuple, value: Any, codes: frozenset) -> bool:
 
 
 def _valid_place(place: Any) -> bool:
-    """A stored related place: four positions and a label."""
-    return (type(place) is list and len(place) == 5 and type(place[4]) is str
-            and all(type(n) is int and 0 <= n < _MAX_POSITION for n in place[:4]))
+    """A stored related place: four positions, a label and a cell number or ``None``."""
+    return (type(place) is list and len(place) == 6 and type(place[4]) is str
+            and all(type(n) is int and 0 <= n < _MAX_POSITION for n in place[:4])
+            and (place[5] is None or (type(place[5]) is int and 0 < place[5] < _MAX_POSITION)))
 
 
 def _row(d: Diagnostic, schema: list) -> list:
     """The stored row of ``d``: its fields but the path, the related places as lists."""
-    return [[[p.line, p.column, p.end_line, p.end_column, p.label] for p in d.related]
+    return [[[p.line, p.column, p.end_line, p.end_column, p.label, p.cell] for p in d.related]
             if column[0] == _RELATED else getattr(d, column[0]) for column in schema]
 
 

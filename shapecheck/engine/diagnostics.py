@@ -35,6 +35,9 @@ class Related:
     end_line: int
     end_column: int
     label: str
+    #: in a notebook, the 1-based number of the cell the place lies in (it may differ from the
+    #: finding's); ``None`` in a Python file
+    cell: Optional[int] = None
 
 
 @dataclass(frozen=True)

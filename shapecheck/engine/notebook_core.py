@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Optional, Sequence
 
-from shapecheck.engine.diagnostics import ENGINE_CODES, INTERNAL_ERROR, PARSE_ERROR, Diagnostic
+from shapecheck.engine.diagnostics import ENGINE_CODES, INTERNAL_ERROR, PARSE_ERROR, Diagnostic, Related
 from shapecheck.engine.notebook_json import NotebookError, NotebookFile, read_notebook, replace_sources
 from shapecheck.engine.notebook_program import Program, build_program
 from shapecheck.engine.sources import Decoded
@@ -73,10 +73,9 @@ def to_cells(program: Program, diagnostics: Iterable[Diagnostic]) -> list[Diagno
         end_column = d.end_column
         if end_cell != cell:
             end_line, end_column = line, d.column + 1
-        related = tuple(_place_in(program, place, cell) for place in d.related)
         mapped.append(replace(
             d, line=line, end_line=end_line, end_column=end_column, cell=cell,
-            related=tuple(place for place in related if place is not None),
+            related=tuple(_place_in(program, place) for place in d.related),
             message=_calls_in_cells(program, cell, d.message),
         ))
     return mapped
@@ -104,16 +103,14 @@ def _call_note(program: Program, cell: int, match: "re.Match[str]") -> str:
     return f"(with the arguments of the {match.group(1)} in {named})"
 
 
-def _place_in(program: Program, place, cell: int):
-    """A related place of a finding in cell ``cell`` with lines counted in that cell, or
-    ``None`` when it lies in another cell (a place names no cell of its own)."""
+def _place_in(program: Program, place: Related) -> Related:
+    """A related place of a finding with its cell set and its lines counted in that cell (a
+    span that runs into the next cell ends on its first line)."""
     place_cell, line = program.position(place.line)
     end_cell, end_line = program.position(place.end_line)
-    if place_cell != cell:
-        return None
-    if end_cell != cell:
-        return replace(place, line=line, end_line=line, end_column=place.column + 1)
-    return replace(place, line=line, end_line=end_line)
+    if end_cell != place_cell:
+        return replace(place, line=line, end_line=line, end_column=place.column + 1, cell=place_cell)
+    return replace(place, line=line, end_line=end_line, cell=place_cell)
 
 
 def concatenated(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
@@ -131,9 +128,13 @@ def concatenated(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
         if shift is None:
             out.append(d)
             continue
-        related = tuple(replace(p, line=p.line + shift, end_line=p.end_line + shift) for p in d.related)
+        related = tuple(_shifted(place, offsets[d.path].get(place.cell or d.cell, shift)) for place in d.related)
         out.append(replace(d, line=d.line + shift, end_line=d.end_line + shift, related=related))
     return out
+
+
+def _shifted(place: Related, shift: int) -> Related:
+    return replace(place, line=place.line + shift, end_line=place.end_line + shift)
 
 
 def analyse(linter: Any, path: str, program: Program):

@@ -19,7 +19,8 @@ cell sources into the JSON text).
 
 from __future__ import annotations
 
-from typing import Sequence
+from dataclasses import dataclass, field
+from typing import Optional, Sequence
 
 from shapecheck.engine.diagnostics import Diagnostic
 from shapecheck.engine.notebook_core import (
@@ -37,7 +38,7 @@ from shapecheck.engine.notebook_core import (
     write_cells,
 )
 from shapecheck.engine.notebook_program import build_program
-from shapecheck.engine.runner import _Linter
+from shapecheck.engine.runner import FixEdit, _Linter, safe_edits
 
 
 def lint_notebook(text: str, rule_classes: list, path: str = "<notebook>") -> list[Diagnostic]:
@@ -54,6 +55,59 @@ def lint_cells(cells: Sequence[tuple[int, str]], rule_classes: list, path: str =
     return sorted(to_cells(program, diagnostics) + dropped, key=Diagnostic.sort_key)
 
 
+@dataclass
+class CellsLint:
+    """What :func:`lint_cells_with_fixes` found in a notebook's code cells."""
+
+    #: the diagnostics, sorted, each on its cell
+    diagnostics: list[Diagnostic]
+    #: the safe fix of each diagnostic that has one whose edit lies in the diagnostic's own cell,
+    #: by ``(cell, line, column, code)`` of the diagnostic; the edit's lines count in that cell
+    fixes: dict[tuple[int, int, int, str], FixEdit] = field(default_factory=dict)
+
+
+def lint_cells_with_fixes(cells: Sequence[tuple[int, str]], rule_classes: list,
+                          path: str = "<notebook>") -> CellsLint:
+    """:func:`lint_cells`, with the safe fix of each finding as an edit of its cell (for an
+    editor's quick fixes)."""
+    program, module, findings, diagnostics, dropped = analyse(_Linter(rule_classes), path, build_program(cells))
+    fixes: dict[tuple[int, int, int, str], FixEdit] = {}
+    if module is not None:
+        for (line, column, code), edit in safe_edits(module, findings, diagnostics).items():
+            cell, cell_line = program.position(line)
+            start_cell, start = program.position(edit.line)
+            end_cell, end = program.position(edit.end_line)
+            if start_cell == end_cell == cell:
+                fixes[(cell, cell_line, column, code)] = FixEdit(start, edit.column, end, edit.end_column, edit.text)
+    found = sorted(to_cells(program, diagnostics) + dropped, key=Diagnostic.sort_key)
+    return CellsLint(found, fixes)
+
+
+def hover_in_cells(cells: Sequence[tuple[int, str]], cell: int, line: int,
+                   column: int) -> Optional[tuple[str, tuple[int, int, int, int]]]:
+    """The hover at ``line`` (1-based), ``column`` (0-based) of code cell ``cell``, the code cells
+    given as ``(cell number, source)`` in notebook order and analysed as one program (so the
+    facts of earlier cells reach it): ``(markdown, span in that cell)`` as
+    :func:`shapecheck.engine.hover_facts.hover_markdown` gives it, or ``None``."""
+    from shapecheck.engine.hover_facts import hover_markdown
+
+    program, module, _, _, _ = analyse(_Linter([]), "<notebook>", build_program(cells))
+    start = program.program_line(cell, line)
+    if module is None or start is None or program.position(start) != (cell, line):
+        return None
+    shown = hover_markdown(module, start, column, program.text)
+    if shown is None:
+        return None
+    markdown, (first, first_column, last, last_column) = shown
+    span_cell, span_line = program.position(first)
+    end_cell, end_line = program.position(last)
+    if span_cell != cell:
+        return None
+    if end_cell != cell:
+        end_line, last_column = span_line, first_column + 1
+    return markdown, (span_line, first_column, end_line, last_column)
+
+
 def fix_notebook(
     text: str, rule_classes: list, path: str = "<notebook>", unsafe_fixes: bool = False
 ) -> tuple[str, int]:
@@ -65,6 +119,7 @@ def fix_notebook(
 
 
 __all__ = [
+    "CellsLint",
     "NOTEBOOK_SUFFIX",
     "Notebook",
     "NotebookError",
@@ -72,8 +127,10 @@ __all__ = [
     "concatenated",
     "decode",
     "fix_notebook",
+    "hover_in_cells",
     "is_notebook",
     "lint_cells",
+    "lint_cells_with_fixes",
     "lint_notebook",
     "load",
     "to_cells",

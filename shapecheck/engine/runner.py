@@ -17,7 +17,7 @@ import hashlib
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from shapecheck.engine import noqa
 from shapecheck.engine.config import (
@@ -139,9 +139,11 @@ class _Linter:
         #: the opt-in rule of suppressions that silence nothing is selected
         self.reports_unused = noqa.UNUSED_NOQA in self.meta
 
-    def analyze(self, path: str, text: str, imported: Optional[dict] = None):
+    def analyze(self, path: str, text: str, imported: Optional[dict] = None,
+                parse: Optional[Callable[[str], Any]] = None):
         """Parse and analyse ``text``: ``(module, findings, diagnostics)``; ``imported``: the
-        functions it imports from other files of the run (see :func:`_imported`).
+        functions it imports from other files of the run (see :func:`_imported`); ``parse``:
+        what makes the libcst module of ``text`` (default: a full parse).
 
         ``diagnostics`` holds every finding not suppressed by a comment, positioned; ``findings``
         holds the matching :class:`Finding` objects (same order) for the fixer. ``module`` is
@@ -157,7 +159,7 @@ class _Linter:
             message, line, column = too_deep
             return None, [], [_engine_diagnostic(path, PARSE_ERROR, message, line, column)]
         try:
-            module = parse_source(text)
+            module = (parse or parse_source)(text)
         except Exception as exc:  # ParserSyntaxError, or the native parser's other failures
             return None, [], [_syntax_error(path, text, exc)]
         rules = [cls() for cls in self.rule_classes]
@@ -744,11 +746,17 @@ class FixEdit:
 def fix_edits(text: str, rule_classes: list, path: str = "<string>") -> dict[tuple[int, int, str], FixEdit]:
     """The safe fix of each finding of ``rule_classes`` in ``text``, by the finding's
     ``(line, column, code)`` (as its :class:`Diagnostic` has them); for reports that carry fixes."""
-    from shapecheck.engine.positions import node_positions
-
     module, findings, diagnostics = _Linter(rule_classes).analyze(path, text)
     if module is None:
         return {}
+    return safe_edits(module, findings, diagnostics)
+
+
+def safe_edits(module, findings: list, diagnostics: list[Diagnostic]) -> dict[tuple[int, int, str], FixEdit]:
+    """The safe fix of each of ``findings`` (paired with ``diagnostics``, as :meth:`_Linter.analyze`
+    gives them) as a text edit of ``module``, by the diagnostic's ``(line, column, code)``."""
+    from shapecheck.engine.positions import node_positions
+
     fixed = [(f, d) for f, d in zip(findings, diagnostics) if f.fix is not None and f.fix.safe]
     spans = node_positions(module, [f.fix.node for f, _ in fixed])
     edits = {}
@@ -760,6 +768,52 @@ def fix_edits(text: str, rule_classes: list, path: str = "<string>") -> dict[tup
         new = module.code_for_node(finding.fix.replacement)
         edits[(diag.line, diag.column, diag.code)] = FixEdit(line, col + 1, end_line, end_col + 1, new)
     return edits
+
+
+def keeps(settings: Settings, path: str) -> Callable[[Diagnostic], bool]:
+    """The test a diagnostic of ``path`` passes to be reported under ``settings``: not covered by
+    the path's ``per-file-ignores``, nor an engine code the configuration ignores."""
+    per_file = list(ignored_for_path(settings, path))
+    return lambda diagnostic: _keep(settings, diagnostic, per_file)
+
+
+@dataclass
+class SourceLint:
+    """What :func:`lint_source` found in one text."""
+
+    #: the diagnostics reported under the settings, sorted
+    diagnostics: list[Diagnostic]
+    #: the safe fix of each reported finding that has one, by the diagnostic's ``(line, column, code)``
+    fixes: dict[tuple[int, int, str], FixEdit] = field(default_factory=dict)
+    #: the libcst module of the text; ``None`` when it does not parse
+    module: Any = None
+
+
+def _analysed_with_edits(linter: _Linter, path: str, text: str, parse: Optional[Callable[[str], Any]]):
+    module, findings, diagnostics = linter.analyze(path, text, None, parse)
+    return module, diagnostics, (safe_edits(module, findings, diagnostics) if module is not None else {})
+
+
+def lint_source(path: str, text: str, settings: Settings,
+                parse: Optional[Callable[[str], Any]] = None) -> SourceLint:
+    """Lint ``text``, the content of the Python file ``path``, as ``shapecheck lint`` lints a file
+    under ``settings``: its selected rules, ``# noqa`` comments, ``per-file-ignores`` and ignored
+    engine codes applied; with the text edit of each safe fix. ``parse`` makes the text's libcst
+    module when the caller has a faster way (an editor's incremental parse); it may raise the
+    parser's error. Runs on a thread with a fixed stack, as the command line does."""
+    from shapecheck.engine.guards import call_with_fixed_stack
+    from shapecheck.rules.catalog import get_rule
+
+    linter = _Linter([get_rule(code) for code in selected_codes(settings)])
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        module, diagnostics, fixes = call_with_fixed_stack(_analysed_with_edits, linter, path, text, parse)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    kept = sorted(filter(keeps(settings, path), diagnostics), key=Diagnostic.sort_key)
+    return SourceLint(kept, fixes, module)
 
 
 def fix_text(
@@ -779,7 +833,11 @@ __all__ = [
     "MODE_DIFF",
     "MODE_FIX",
     "FixEdit",
+    "SourceLint",
     "fix_edits",
+    "keeps",
+    "lint_source",
+    "safe_edits",
     "fix_text",
     "lint_text",
     "run",

@@ -40,7 +40,8 @@ def format_json(diagnostics: list) -> str:
     """One JSON array; each object has path, line, column, end_line, end_column, code, name,
     severity, message, fixable, condition (the exception under which the finding does not
     hold, ``null`` when it holds whatever the sizes), related (the other places the finding
-    comes from: line, column, end_line, end_column, label) and cell (in a notebook, the 1-based
+    comes from: line, column, end_line, end_column, label, and cell: the place's own cell in a
+    notebook, ``null`` in a Python file) and cell (in a notebook, the 1-based
     number of the cell the lines count in, counting every cell as ruff does; ``null`` in a
     Python file)."""
     rows = [
@@ -59,7 +60,7 @@ def format_json(diagnostics: list) -> str:
             "cell": d.cell,
             "related": [
                 {"line": r.line, "column": r.column, "end_line": r.end_line, "end_column": r.end_column,
-                 "label": r.label}
+                 "label": r.label, "cell": r.cell}
                 for r in d.related
             ],
         }

@@ -100,12 +100,16 @@ def _region(d) -> dict:
 
 
 def _related(path: str, number: int, place) -> dict:
-    """A SARIF ``relatedLocations`` entry: where the finding comes from, with its label."""
-    return {
+    """A SARIF ``relatedLocations`` entry: where the finding comes from, with its label (and,
+    in a notebook, the cell it lies in)."""
+    entry: dict = {
         "id": number,
         "physicalLocation": {"artifactLocation": sarif_location(path), "region": _region(place)},
         "message": {"text": place.label},
     }
+    if getattr(place, "cell", None) is not None:
+        entry["properties"] = {"cell": place.cell}
+    return entry
 
 
 def _fix_edits(diagnostics: list) -> dict:

@@ -168,6 +168,8 @@ class _Place:
     start: Optional[int]
     end: Optional[int]
     label: str
+    #: in a notebook, the cell the line counts in
+    cell: Optional[int] = None
 
 
 def _places(diagnostic, call_lines: tuple[int, ...]) -> list[_Place]:
@@ -176,11 +178,12 @@ def _places(diagnostic, call_lines: tuple[int, ...]) -> list[_Place]:
     places = []
     for related in diagnostic.related[:_MAX_RELATED]:
         end = related.end_column - 1 if related.end_line == related.line else None
-        places.append(_Place(related.line, related.column - 1, end, related.label))
-    shown = {p.line for p in places}
+        cell = getattr(related, "cell", None) or diagnostic.cell
+        places.append(_Place(related.line, related.column - 1, end, related.label, cell))
+    shown = {(p.cell, p.line) for p in places}
     for number in call_lines[:_MAX_RELATED]:  # a report made before the calls were related places
-        if number not in shown:
-            places.append(_Place(number, None, None, "called here: the finding uses these arguments"))
+        if (diagnostic.cell, number) not in shown:
+            places.append(_Place(number, None, None, "called here: the finding uses these arguments", diagnostic.cell))
     return places
 
 
@@ -227,9 +230,16 @@ def _snippet(diagnostic, sources: SourceLines, palette: Palette, places: list[_P
         f"{palette.paint(str(diagnostic.line).rjust(width), 'gutter')} {bar} {_shown(source).rstrip()}",
         f"{pad} {bar} {' ' * len(_shown(source[:start]))}{carets}",
     ]
+    cell = diagnostic.cell
     for place in places:
-        text = sources.line(diagnostic.path, place.line, diagnostic.cell)
-        if text is None or place.line == diagnostic.line:
+        text = sources.line(diagnostic.path, place.line, place.cell)
+        if text is None or (place.cell, place.line) == (diagnostic.cell, diagnostic.line):
+            continue
+        if place.cell != cell:  # a place in another cell of the notebook: name where it lies
+            cell = place.cell
+            where = f"{escape_path(diagnostic.path)}:cell {cell}:{place.line}:{(place.start or 0) + 1}"
+            lines.extend([f"{pad} {bar}", f"{pad}{palette.paint(':::', 'gutter')} {where}"])
+            lines.extend(_place_lines(place, text, width, palette)[1:])
             continue
         lines.extend(_place_lines(place, text, width, palette))
     lines.append(f"{pad} {bar}")
@@ -239,6 +249,11 @@ def _snippet(diagnostic, sources: SourceLines, palette: Palette, places: list[_P
 def _width(diagnostic, places: list[_Place]) -> int:
     """The width of the gutter: the longest line number shown."""
     return len(str(max((diagnostic.line, *(p.line for p in places)))))
+
+
+def _line_name(diagnostic, place: _Place) -> str:
+    """``line L``, or ``cell C line L`` for a place in another cell than the finding's."""
+    return f"line {place.line}" if place.cell == diagnostic.cell else f"cell {place.cell} line {place.line}"
 
 
 def _full_block(diagnostic, sources: SourceLines, palette: Palette) -> list[str]:
@@ -251,7 +266,8 @@ def _full_block(diagnostic, sources: SourceLines, palette: Palette) -> list[str]
     indent = " " * (_width(diagnostic, places) if snippet else 2)
     equals = palette.paint("=", "gutter")
     if not snippet:
-        lines.extend(f"{indent} {equals} line {p.line}: {escape(p.label)}" for p in places if p.start is not None)
+        lines.extend(f"{indent} {equals} {_line_name(diagnostic, p)}: {escape(p.label)}"
+                     for p in places if p.start is not None)
     if parts.call_lines and not snippet:
         numbers = ", ".join(str(n) for n in parts.call_lines)
         lines.append(f"{indent} = with the arguments of the call(s) on line(s) {numbers}")

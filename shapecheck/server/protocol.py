@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from concurrent.futures import ThreadPoolExecutor
-from typing import Optional
+from typing import Mapping, Optional
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
@@ -65,23 +65,38 @@ def _client_range(document: TextDocument, line: int, column: int, end_line: int,
     return document.range_to_client_units(server_range)
 
 
-def to_lsp_diagnostic(document: TextDocument, diagnostic: Diagnostic) -> lsp.Diagnostic:
-    """The protocol's form of one of the linter's diagnostics in ``document``."""
-    from shapecheck.frontends.report import INFO_URI
-    from shapecheck.frontends.sarif import help_uri
+def _related_information(document: TextDocument, diagnostic: Diagnostic,
+                         cells: Mapping[int, TextDocument]) -> Optional[list[lsp.DiagnosticRelatedInformation]]:
+    """The places a finding comes from (in a notebook, each in its own cell's document), then
+    the calls whose arguments it was made with; ``None`` when there are none."""
     from shapecheck.frontends.text_output import message_parts
 
-    related = None
-    if diagnostic.code not in ENGINE_CODES:
-        calls = message_parts(diagnostic.message).call_lines
-        if calls:
-            related = [
-                lsp.DiagnosticRelatedInformation(
-                    lsp.Location(document.uri, _client_range(document, n, 1, n, 1)),
-                    "the call whose arguments the finding was made with",
-                )
-                for n in calls
-            ]
+    if diagnostic.code in ENGINE_CODES:
+        return None
+    related = []
+    for place in diagnostic.related:
+        where = document if place.cell is None or place.cell == diagnostic.cell else cells.get(place.cell)
+        if where is not None:
+            span = _client_range(where, place.line, place.column, place.end_line, place.end_column)
+            related.append(lsp.DiagnosticRelatedInformation(lsp.Location(where.uri, span), place.label))
+    related.extend(
+        lsp.DiagnosticRelatedInformation(
+            lsp.Location(document.uri, _client_range(document, n, 1, n, 1)),
+            "the call whose arguments the finding was made with",
+        )
+        for n in message_parts(diagnostic.message).call_lines
+    )
+    return related or None
+
+
+def to_lsp_diagnostic(document: TextDocument, diagnostic: Diagnostic,
+                      cells: Optional[Mapping[int, TextDocument]] = None) -> lsp.Diagnostic:
+    """The protocol's form of one of the linter's diagnostics in ``document``; in a notebook,
+    ``cells`` holds the document of each code cell by number, for places in other cells."""
+    from shapecheck.frontends.report import INFO_URI
+    from shapecheck.frontends.sarif import help_uri
+
+    related = _related_information(document, diagnostic, cells or {})
     return lsp.Diagnostic(
         range=_client_range(document, diagnostic.line, diagnostic.column, diagnostic.end_line, diagnostic.end_column),
         message=full_message(diagnostic),
@@ -152,19 +167,26 @@ class ShapecheckServer(LanguageServer):
         settings = self.settings(path)
         if settings is None:
             return
-        cells = [(number, cell.document, self.workspace.get_text_document(cell.document).source)
-                 for number, cell in enumerate(notebook.cells, start=1) if cell.kind == lsp.NotebookCellKind.Code]
+        cells = self.code_cells(notebook)
         versions = notebook.version
         loop = asyncio.get_running_loop()
         by_cell = await loop.run_in_executor(self.analysis, lint_notebook_cells, path, cells, settings)
         current = self.workspace.get_notebook_document(notebook_uri=notebook_uri)
         if current is None or current.version != versions:
             return
-        for _, cell_uri, _ in cells:
-            document = self.workspace.get_text_document(cell_uri)
+        documents = {number: self.workspace.get_text_document(uri) for number, uri, _ in cells}
+        for number, cell_uri, _ in cells:
+            document = documents[number]
+            lint = by_cell.get(cell_uri, DocumentLint([]))
+            self.lints[cell_uri] = (document.version, lint)
             self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
-                uri=cell_uri, diagnostics=[to_lsp_diagnostic(document, d) for d in by_cell.get(cell_uri, [])],
+                uri=cell_uri, diagnostics=[to_lsp_diagnostic(document, d, documents) for d in lint.diagnostics],
             ))
+
+    def code_cells(self, notebook: lsp.NotebookDocument) -> list[tuple[int, str, str]]:
+        """``(number among all cells, 1-based; uri; source)`` of each code cell of ``notebook``."""
+        return [(number, cell.document, self.workspace.get_text_document(cell.document).source)
+                for number, cell in enumerate(notebook.cells, start=1) if cell.kind == lsp.NotebookCellKind.Code]
 
     def schedule_notebook(self, notebook_uri: str, delay: float) -> None:
         """Lint a notebook after ``delay``, cancelling the lint still waiting for an older version."""
@@ -223,6 +245,9 @@ def _hover(server: ShapecheckServer, params: lsp.HoverParams) -> Optional[lsp.Ho
     from shapecheck.server.incremental_parse import parse_document
 
     document = server.workspace.get_text_document(params.text_document.uri)
+    notebook = server.workspace.get_notebook_document(cell_uri=document.uri)
+    if notebook is not None:
+        return _cell_hover(server, notebook, document, params.position)
     text = document.source
     found = server.lints.get(document.uri)
     parsed = found[1].parsed if found is not None else None
@@ -232,6 +257,23 @@ def _hover(server: ShapecheckServer, params: lsp.HoverParams) -> Optional[lsp.Ho
         return None
     position = document.position_codec.position_from_client_units(document.lines, params.position)
     shown = hover_markdown(module, position.line + 1, position.character, text)
+    if shown is None:
+        return None
+    markdown, (line, column, end_line, end_column) = shown
+    return lsp.Hover(
+        contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=markdown),
+        range=_client_range(document, line, column + 1, end_line, end_column + 1),
+    )
+
+
+def _cell_hover(server: ShapecheckServer, notebook: lsp.NotebookDocument, document: TextDocument,
+                position: lsp.Position) -> Optional[lsp.Hover]:
+    """The hover in a code cell of ``notebook``: the cells analysed as one program, so that the
+    facts of earlier cells reach the cursor."""
+    from shapecheck.server.notebook_lint import hover_in_notebook
+
+    where = document.position_codec.position_from_client_units(document.lines, position)
+    shown = hover_in_notebook(server.code_cells(notebook), document.uri, where.line + 1, where.character)
     if shown is None:
         return None
     markdown, (line, column, end_line, end_column) = shown
@@ -273,6 +315,15 @@ def build_server() -> ShapecheckServer:
     @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_CHANGE)
     def notebook_change(ls: ShapecheckServer, params: lsp.DidChangeNotebookDocumentParams) -> None:
         ls.schedule_notebook(params.notebook_document.uri, DEBOUNCE_S)
+
+    @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_CLOSE)
+    def notebook_close(ls: ShapecheckServer, params: lsp.DidCloseNotebookDocumentParams) -> None:
+        waiting = ls.pending.pop(params.notebook_document.uri, None)
+        if waiting is not None:
+            waiting.cancel()
+        for cell in params.cell_text_documents:
+            if ls.lints.pop(cell.uri, None) is not None:
+                ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=cell.uri, diagnostics=[]))
 
     @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_SAVE)
     def notebook_save(ls: ShapecheckServer, params: lsp.DidSaveNotebookDocumentParams) -> None:

@@ -74,6 +74,37 @@ def test_full_format_shows_the_line_of_the_cell(tmp_path):
     ]
 
 
+def test_a_related_place_in_another_cell_is_shown_with_its_cell(tmp_path):
+    """`y` is transposed in cell 3 and viewed in cell 5: the transposing line is shown from its own
+    cell in the full text, and named by its cell in JSON and SARIF (SARIF: joined-cell lines)."""
+    _write(tmp_path)
+    full = run_cli_subprocess(["lint", "--no-cache", "nb.ipynb"], tmp_path).out
+    assert full.splitlines()[:11] == [
+        "nb.ipynb:cell 5:3:5: SC101 [*] error: `y` is not contiguous after `.t()` (shape (8, 4), strides (1, 8))",
+        "  |",
+        "3 | z = y.view(32)",
+        "  |     ^^^^^^^^^^",
+        "  |",
+        " ::: nb.ipynb:cell 3:1:5",
+        "1 | y = x.t()",
+        "  |     ----- made non-contiguous here by `t()`",
+        "  |",
+        "  = `.view(32)` would merge dims whose strides do not line up and raises at run time",
+        "  = help: use `.reshape()` or call `.contiguous()` first",
+    ]
+    [row] = json.loads(run_cli_subprocess(["lint", "--no-cache", "--output-format", "json", "nb.ipynb"], tmp_path).out)
+    assert row["related"] == [{"line": 1, "column": 5, "end_line": 1, "end_column": 10,
+                               "label": "made non-contiguous here by `t()`", "cell": 3}]
+    sarif = json.loads(run_cli_subprocess(["lint", "--no-cache", "--output-format", "sarif", "nb.ipynb"], tmp_path).out)
+    [related] = sarif["runs"][0]["results"][0]["relatedLocations"]
+    # cell 3 comes after the 4 lines of cell 2 in the joined code cells
+    assert related["physicalLocation"]["region"] == {"startLine": 5, "startColumn": 5, "endLine": 5, "endColumn": 10}
+    assert related["properties"] == {"cell": 3}
+    # the cache keeps the place and its cell
+    cached = [run_cli_subprocess(["lint", "--output-format", "json", "nb.ipynb"], tmp_path).out for _ in range(2)]
+    assert json.loads(cached[0])[0]["related"] == json.loads(cached[1])[0]["related"] == row["related"]
+
+
 def test_json_github_and_sarif_positions(tmp_path):
     _write(tmp_path)
     write_tree(tmp_path, {"a.py": BAD})

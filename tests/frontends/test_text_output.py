@@ -245,9 +245,9 @@ def test_json_lists_the_related_places(tmp_path):
     rows = json.loads(_lint(["--output-format", "json", "attn.py", "dev.py"], tmp_path).stdout)
     assert [(r["path"], r["code"], r["line"], r["related"]) for r in rows] == [
         ("attn.py", "SC101", 7, [{"line": 5, "column": 9, "end_line": 5, "end_column": 43,
-                                  "label": "made non-contiguous here by `transpose(1, 2)`"}]),
+                                  "label": "made non-contiguous here by `transpose(1, 2)`", "cell": None}]),
         ("dev.py", "SC401", 4, [{"line": 2, "column": 5, "end_line": 2, "end_column": 21,
-                                 "label": "created on the CPU here"}]),
+                                 "label": "created on the CPU here", "cell": None}]),
     ]
     github = _lint(["--output-format", "github", "attn.py"], tmp_path).stdout
     assert len(github.splitlines()) == 1 and "made non-contiguous" not in github
@@ -258,7 +258,7 @@ def test_the_reduction_without_keepdim_is_shown(tmp_path):
     rows = json.loads(_lint(["--output-format", "json", "norm.py"], tmp_path).stdout)
     assert [(r["code"], r["line"], r["related"]) for r in rows] == [
         ("SC201", 4, [{"line": 3, "column": 5, "end_line": 3, "end_column": 14,
-                       "label": "reduced here without `keepdim=True`"}]),
+                       "label": "reduced here without `keepdim=True`", "cell": None}]),
     ]
 
 
@@ -270,7 +270,8 @@ def test_cached_findings_keep_their_related_places(tmp_path):
     assert len(stored) == 1 and "made non-contiguous here by `transpose(1, 2)`" in stored[0]
     second = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True, env=_env(), timeout=300)
     assert json.loads(first.stdout)[0]["related"] == [{"line": 5, "column": 9, "end_line": 5, "end_column": 43,
-                                                       "label": "made non-contiguous here by `transpose(1, 2)`"}]
+                                                       "label": "made non-contiguous here by `transpose(1, 2)`",
+                                                       "cell": None}]
     assert second.stdout == first.stdout
 
 

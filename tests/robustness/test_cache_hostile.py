@@ -28,6 +28,8 @@ from shapecheck.rules.catalog import get_rule
 
 CACHE = ".shapecheck_cache"
 MARK = b"shapecheck-cache "
+#: the cache format the header names (engine/cache.py bumps it when rows change)
+FORMAT = f"{cache._FORMAT} ".encode()
 #: another file SC101 flags, on line 2
 BAD2 = "import torch\nz = torch.zeros(2, 5).transpose(0, 1).view(10)\n"
 BROKEN = "def broken(:\n    pass\n"
@@ -95,17 +97,17 @@ def _victim(folder: Path) -> Path:
 def _encode(body) -> bytes:
     """A cache file as shapecheck writes it: the marked header with the checksum, then JSON."""
     data = json.dumps(body).encode()
-    return MARK + b"2 " + hashlib.sha256(data).hexdigest().encode() + b"\n" + data
+    return MARK + FORMAT + hashlib.sha256(data).hexdigest().encode() + b"\n" + data
 
 
 def _raw(data: bytes) -> bytes:
     """A cache file holding ``data`` (not necessarily JSON) under a correct header."""
-    return MARK + b"2 " + hashlib.sha256(data).hexdigest().encode() + b"\n" + data
+    return MARK + FORMAT + hashlib.sha256(data).hexdigest().encode() + b"\n" + data
 
 
 def _decode(blob: bytes):
     header, _, data = blob.partition(b"\n")
-    assert header == MARK + b"2 " + hashlib.sha256(data).hexdigest().encode()
+    assert header == MARK + FORMAT + hashlib.sha256(data).hexdigest().encode()
     return json.loads(data)
 
 

@@ -169,3 +169,76 @@ async def test_notebook_document_cells_are_one_program(client: LanguageClient, t
     assert list(client.diagnostics[uris[0]]) == []
     found = list(client.diagnostics[uris[2]])
     assert [(d.code, d.range.start.line, d.range.start.character) for d in found] == [("SC101", 1, 4)]
+
+
+async def _open_notebook(client: LanguageClient, tmp_path: Path, sources: list[str]) -> list[str]:
+    """Open a notebook document of the code cells ``sources`` with a markdown cell after the
+    first; the uris of its cells once every code cell's diagnostics are published."""
+    notebook = (tmp_path / "nb.ipynb").as_uri()
+    sources = [sources[0], "# Notes", *sources[1:]]
+    kinds = [lsp.NotebookCellKind.Code, lsp.NotebookCellKind.Markup] + [lsp.NotebookCellKind.Code] * (len(sources) - 2)
+    uris = [f"{notebook}#cell{i}" for i in range(len(sources))]
+    client.notebook_document_did_open(lsp.DidOpenNotebookDocumentParams(
+        notebook_document=lsp.NotebookDocument(
+            uri=notebook, notebook_type="jupyter-notebook", version=1,
+            cells=[lsp.NotebookCell(kind=k, document=u) for k, u in zip(kinds, uris)],
+        ),
+        cell_text_documents=[
+            lsp.TextDocumentItem(u, "python" if k == lsp.NotebookCellKind.Code else "markdown", 1, src)
+            for u, k, src in zip(uris, kinds, sources)
+        ],
+    ))
+    for _ in range(len(sources) - 1):
+        await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    return uris
+
+
+@pytest.mark.asyncio
+async def test_a_notebook_cell_gets_quick_fix_noqa_related_place_and_hover(client: LanguageClient, tmp_path: Path):
+    """`y` is transposed in the first cell and viewed in the third: the finding there points at the
+    first cell, offers the fix and the noqa edit of its own cell, and a hover there knows `y`."""
+    uris = await _open_notebook(client, tmp_path, [
+        "import torch\nx = torch.randn(2, 3, 4)\ny = x.transpose(1, 2)\n", "z = y.view(2, 12)\n",
+    ])
+    assert list(client.diagnostics[uris[0]]) == []
+    (found,) = client.diagnostics[uris[2]]
+    assert (found.code, found.range) == ("SC101", lsp.Range(lsp.Position(0, 4), lsp.Position(0, 17)))
+    assert list(found.related_information) == [lsp.DiagnosticRelatedInformation(
+        lsp.Location(uris[0], lsp.Range(lsp.Position(2, 4), lsp.Position(2, 21))),
+        "made non-contiguous here by `transpose(1, 2)`",
+    )]
+    actions = await client.text_document_code_action_async(lsp.CodeActionParams(
+        lsp.TextDocumentIdentifier(uris[2]), found.range, lsp.CodeActionContext([found]),
+    ))
+    assert [a.title for a in actions] == ["Fix SC101 (view-on-non-contiguous)", "Suppress with `# noqa: SC101`"]
+    (fix,) = actions[0].edit.changes[uris[2]]
+    assert (fix.range, fix.new_text) == (lsp.Range(lsp.Position(0, 4), lsp.Position(0, 10)), "y.reshape")
+    (noqa,) = actions[1].edit.changes[uris[2]]
+    assert (noqa.range, noqa.new_text) == (
+        lsp.Range(lsp.Position(0, 0), lsp.Position(0, 17)), "z = y.view(2, 12)  # noqa: SC101")
+    hover = await client.text_document_hover_async(lsp.HoverParams(
+        lsp.TextDocumentIdentifier(uris[2]), lsp.Position(0, 4),
+    ))
+    assert hover.contents.value == (
+        "**tensor** `y`\n\n"
+        "- shape: `(2, 4, 3)`\n"
+        "- layout: non-contiguous, made non-contiguous by `.transpose(1, 2)` (strides `(12, 1, 4)`)\n"
+        "- device: cpu\n"
+        "- grad: does not require grad\n"
+        "- dtype: float"
+    )
+    assert hover.range == lsp.Range(lsp.Position(0, 4), lsp.Position(0, 5))
+    nothing = await client.text_document_hover_async(lsp.HoverParams(
+        lsp.TextDocumentIdentifier(uris[0]), lsp.Position(0, 2),
+    ))
+    assert nothing is None
+
+
+@pytest.mark.asyncio
+async def test_a_python_document_gets_its_related_place(client: LanguageClient, tmp_path: Path):
+    path = tmp_path / "related.py"
+    (found,) = await _open(client, path, VIEW_BUG)
+    assert list(found.related_information) == [lsp.DiagnosticRelatedInformation(
+        lsp.Location(path.as_uri(), lsp.Range(lsp.Position(3, 4), lsp.Position(3, 21))),
+        "made non-contiguous here by `transpose(1, 2)`",
+    )]
