@@ -9,10 +9,11 @@ functions, is :mod:`shapecheck.engine.notebooks`, where the behaviour is describ
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Optional, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Iterable, Sequence
 
 from shapecheck.engine.diagnostics import ENGINE_CODES, INTERNAL_ERROR, PARSE_ERROR, Diagnostic, Related
+from shapecheck.engine.file_results import FileResult
 from shapecheck.engine.notebook_json import NotebookError, NotebookFile, read_notebook, replace_sources
 from shapecheck.engine.notebook_program import Program, build_program
 from shapecheck.engine.sources import Decoded
@@ -157,25 +158,11 @@ def _engine(path: str, message: str, line: int = 1, column: int = 1) -> Diagnost
     return Diagnostic(path, line, column, line, column, PARSE_ERROR, ENGINE_CODES[PARSE_ERROR], "error", message)
 
 
-@dataclass
-class Linted:
-    """What linting one notebook file produced (the runner's ``FileResult`` without the path)."""
-
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    fixes_applied: int = 0
-    #: the notebook's new JSON text, when fixes changed it
-    fixed_text: Optional[str] = None
-    original_text: Optional[str] = None
-    #: in fix mode, the diagnostics of the unfixed notebook
-    original_diagnostics: list[Diagnostic] = field(default_factory=list)
-    decoded: Optional[Decoded] = None
-
-
-def lint_data(linter: Any, path: str, data: bytes, fix: bool = False, ignore: Sequence[str] = ()) -> Linted:
+def lint_data(linter: Any, path: str, data: bytes, fix: bool = False, ignore: Sequence[str] = ()) -> FileResult:
     """Lint the notebook file ``path`` whose bytes are ``data`` with the runner's ``linter``;
     with ``fix``, also fix it to a fixed point (no fix of a finding that ``ignore``, the
     per-file-ignores, covers)."""
-    result = Linted()
+    result = FileResult(path)
     try:
         text, bom = decode(data)
         notebook = load(text)
@@ -244,7 +231,6 @@ def concatenated_offsets(path: str) -> dict[int, int]:
 
 
 __all__ = [
-    "Linted",
     "NOTEBOOK_SUFFIX",
     "NOT_WRITTEN",
     "Notebook",

@@ -15,18 +15,14 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
+from shapecheck.engine.sources import SourceError
+
 _WS = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
 
 
-class NotebookError(Exception):
+class NotebookError(SourceError):
     """A file that is not a readable notebook: the message and a 1-based position."""
-
-    def __init__(self, message: str, line: int = 1, column: int = 1) -> None:
-        super().__init__(message)
-        self.message = message
-        self.line = line
-        self.column = column
 
 
 @dataclass(frozen=True)

@@ -28,8 +28,9 @@ from shapecheck.engine.config import (
     selected_codes,
 )
 from shapecheck.engine.diagnostics import ENGINE_CODES, INTERNAL_ERROR, PARSE_ERROR, Diagnostic
+from shapecheck.engine.file_results import FileResult
 from shapecheck.engine.notebook_core import is_notebook
-from shapecheck.engine.sources import Decoded, SourceError, decode_source, discover, display_path, encode_source
+from shapecheck.engine.sources import SourceError, decode_source, discover, display_path, encode_source
 
 #: Fewer files than this are linted in-process even when ``--jobs`` allows a pool.
 POOL_THRESHOLD = 4
@@ -44,21 +45,6 @@ MAX_FIX_PASSES = 10
 MODE_CHECK = "check"
 MODE_FIX = "fix"
 MODE_DIFF = "diff"
-
-
-@dataclass
-class FileResult:
-    """What linting one file produced."""
-
-    path: str
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    fixes_applied: int = 0
-    #: the fixed source, when fixes changed it (fix and diff modes)
-    fixed_text: Optional[str] = None
-    original_text: Optional[str] = None
-    #: in fix mode, the diagnostics of the unfixed text (reported when the fixes cannot be written)
-    original_diagnostics: list[Diagnostic] = field(default_factory=list)
-    decoded: Optional[Decoded] = None
 
 
 @dataclass
@@ -267,11 +253,7 @@ class _Linter:
         if is_notebook(job.path):
             from shapecheck.engine.notebook_core import lint_data
 
-            done = lint_data(self, job.path, job.data or b"", mode != MODE_CHECK, job.ignore)
-            return FileResult(
-                job.path, diagnostics=done.diagnostics, fixes_applied=done.fixes_applied, fixed_text=done.fixed_text,
-                original_text=done.original_text, original_diagnostics=done.original_diagnostics, decoded=done.decoded,
-            )
+            return lint_data(self, job.path, job.data or b"", mode != MODE_CHECK, job.ignore)
         try:
             decoded = decode_source(job.data or b"")
         except SourceError as exc:

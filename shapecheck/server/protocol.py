@@ -192,11 +192,15 @@ class ShapecheckServer(LanguageServer):
         """Lint a notebook after ``delay``, cancelling the lint still waiting for an older version."""
         self.schedule(notebook_uri, delay, self.lint_notebook)
 
-    def schedule(self, uri: str, delay: float, how=None) -> None:
-        """Lint ``uri`` after ``delay``, cancelling the lint still waiting for an older version."""
+    def forget(self, uri: str) -> None:
+        """Cancel the lint of ``uri`` still waiting for its debounce, if any."""
         waiting = self.pending.pop(uri, None)
         if waiting is not None:
             waiting.cancel()
+
+    def schedule(self, uri: str, delay: float, how=None) -> None:
+        """Lint ``uri`` after ``delay``, cancelling the lint still waiting for an older version."""
+        self.forget(uri)
         self.pending[uri] = asyncio.ensure_future((how or self.lint)(uri, delay))
 
 
@@ -302,9 +306,7 @@ def build_server() -> ShapecheckServer:
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: ShapecheckServer, params: lsp.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
-        waiting = ls.pending.pop(uri, None)
-        if waiting is not None:
-            waiting.cancel()
+        ls.forget(uri)
         ls.lints.pop(uri, None)
         ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
@@ -318,9 +320,7 @@ def build_server() -> ShapecheckServer:
 
     @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_CLOSE)
     def notebook_close(ls: ShapecheckServer, params: lsp.DidCloseNotebookDocumentParams) -> None:
-        waiting = ls.pending.pop(params.notebook_document.uri, None)
-        if waiting is not None:
-            waiting.cancel()
+        ls.forget(params.notebook_document.uri)
         for cell in params.cell_text_documents:
             if ls.lints.pop(cell.uri, None) is not None:
                 ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=cell.uri, diagnostics=[]))
