@@ -29,14 +29,14 @@ from shapecheck.errors import (
     DeviceMismatchError, DtypeMismatchError, EinsumSyntaxError, ShapeCheckError, quote_spec,
 )
 from shapecheck.torch_runtime.layout import (
-    cached_structure, clear_structures, plan_for_structure, structure_key,
+    NO_ONES, cached_structure, clear_structures, plan_for_structure, structure_key,
 )
 from shapecheck.torch_runtime.plan import ELLIPSIS
 
 _PLANS: OrderedDict = OrderedDict()
 _MAX_PLANS = 4096
 _SUBLISTS: dict = {}
-_PLAIN: dict = {}  # (spec, form, ranks, dtypes, devices) -> Structure, for two plain operands
+_PLAIN: dict = {}  # (spec, form, size-1 dims, dtypes, devices) -> Structure, two row-major operands
 _Tensor = torch.Tensor
 _TORCH_EINSUM = torch.einsum
 _FORMS = (None, "letters", "named")
@@ -72,12 +72,7 @@ def einsum(spec, *operands, form=None):
             key = (spec, a.shape, a.stride(), a.dtype, a.device, b.shape, b.stride(), b.dtype, b.device, form)
         else:
             key = _key(spec, operands, form)
-        run = _PLANS[key]
-    except KeyError:
-        if len(operands) == 2:
-            run = _new_shape(spec, a, b, form, key)
-            if run is not None:
-                return run(a, b)
+        run = _PLANS.get(key)  # a miss is not an exception: raising one costs ~1 us
     except (AttributeError, TypeError):
         if len(operands) == 1 and type(operands[0]) in (list, tuple) and type(spec) is str:
             return einsum(spec, *operands[0], form=form)
@@ -86,8 +81,13 @@ def einsum(spec, *operands, form=None):
             if text is not None:
                 return einsum(text, *_sublist_tensors(spec, operands), form="letters")
     else:
-        _PLANS.move_to_end(key)
-        return run(*operands)
+        if run is not None:
+            _PLANS.move_to_end(key)
+            return run(*operands)
+        if len(operands) == 2:
+            run = _new_shape(spec, a, b, form, key)
+            if run is not None:
+                return run(a, b)
     try:
         return _einsum_slow(spec, operands, form)
     except ShapeCheckError as err:  # the user's frame is where it went wrong, not ours
@@ -95,14 +95,20 @@ def einsum(spec, *operands, form=None):
 
 
 def _new_shape(spec, a, b, form, key: tuple) -> Optional[Callable]:
-    """The plan for two contiguous operands without size-1 dims whose structure was compiled
-    before, bound to their new shapes (after checking that the sizes agree); else ``None``."""
+    """The plan for two contiguous operands whose structure was compiled before, bound to their
+    new shapes (after checking that the sizes agree); else ``None``. A size-1 dim takes part in
+    the structure, so operands with one must have row-major strides (see :func:`_ones`)."""
     if not (a.is_contiguous() and b.is_contiguous()):
         return None
-    sa, sb = a.shape, b.shape
-    if 1 in sa or 1 in sb:
+    sa, sb = key[1], key[5]
+    try:
+        ones_a = NO_ONES[len(sa)] if 1 not in sa else _ones(sa, key[2])
+        ones_b = NO_ONES[len(sb)] if 1 not in sb else _ones(sb, key[6])
+    except IndexError:  # a rank beyond the table: the general path
         return None
-    entry = _PLAIN.get((spec, form, len(sa), len(sb), a.dtype, b.dtype, a.device, b.device))
+    if ones_a is None or ones_b is None:
+        return None
+    entry = _PLAIN.get((spec, form, ones_a, ones_b, key[3], key[7], key[4], key[8]))
     if entry is None or _compiling():
         return None
     shapes = (sa, sb)
@@ -113,6 +119,21 @@ def _new_shape(spec, a, b, form, key: tuple) -> Optional[Callable]:
         _PLANS.popitem(last=False)
     _PLANS[key] = run
     return run
+
+
+def _ones(shape, strides) -> Optional[tuple]:
+    """Which dims of a contiguous operand have size 1, as a structure key has it, or ``None``
+    when a size-1 (or size-0) dim's stride is not the row-major one: the structure's memory
+    signature depends on those strides, and with row-major strides it depends on the size-1
+    dims alone."""
+    if 1 not in shape:
+        return NO_ONES[len(shape)] if len(shape) < len(NO_ONES) else (False,) * len(shape)
+    step = 1
+    for size, stride in zip(reversed(shape), reversed(strides)):
+        if stride != step:
+            return None
+        step *= size
+    return tuple([size == 1 for size in shape])
 
 
 def _key(text, operands: Sequence, form=None) -> tuple:
@@ -387,10 +408,11 @@ def _build(parsed, operands: Sequence, text=None, form=None) -> tuple:
     run, result = _first_run(parsed, operands, shapes)
     if text is not None and len(operands) == 2 and len(_PLAIN) < _MAX_PLANS:
         a, b = operands
-        if a.is_contiguous() and b.is_contiguous() and 1 not in a.shape and 1 not in b.shape:
+        if a.is_contiguous() and b.is_contiguous():
+            ones_a, ones_b = _ones(a.shape, a.stride()), _ones(b.shape, b.stride())
             entry = cached_structure(structure_key(parsed, operands, shapes, None))
-            if entry is not None:
-                _PLAIN[(text, form, a.dim(), b.dim(), a.dtype, b.dtype, a.device, b.device)] = entry
+            if entry is not None and ones_a is not None and ones_b is not None:
+                _PLAIN[(text, form, ones_a, ones_b, a.dtype, b.dtype, a.device, b.device)] = entry
     return run, result
 
 

@@ -28,7 +28,7 @@ _MAX_STRUCTURES = 1024
 _VF_EINSUM = torch._VF.einsum  # type: ignore[attr-defined]
 
 
-_NOT_ONE = [(False,) * rank for rank in range(65)]
+NO_ONES = [(False,) * rank for rank in range(65)]
 _CONTIGUOUS = [tuple(range(rank)) for rank in range(65)]
 
 
@@ -58,9 +58,10 @@ class Structure:
 
 def structure_key(parsed, operands: Sequence, shapes: Sequence, path) -> tuple:
     """What a structural plan depends on besides the sizes (see the module docstring)."""
-    ones = tuple(_NOT_ONE[len(shape)] if 1 not in shape else tuple(n == 1 for n in shape)
-                 for shape in shapes)
-    memory = tuple(_CONTIGUOUS[len(shape)] if 1 not in shape and op.is_contiguous()
+    top = len(NO_ONES)
+    ones = tuple(NO_ONES[len(shape)] if 1 not in shape and len(shape) < top
+                 else tuple(n == 1 for n in shape) for shape in shapes)
+    memory = tuple(_CONTIGUOUS[len(shape)] if 1 not in shape and len(shape) < top and op.is_contiguous()
                    else _signature(op.stride(), shape) for op, shape in zip(operands, shapes))
     return (parsed.text, parsed.form, ones, memory, tuple(op.dtype for op in operands),
             tuple(op.device for op in operands), None if path is None else tuple(path))
@@ -175,9 +176,12 @@ def _torch_run(equation: str, path) -> Callable:
 def _compile(parsed, ones: tuple, memory: tuple, dtype, device, path) -> Structure:
     """Compile one structure's plan, checked against torch's strides on probe operands."""
     equation = _equation(parsed)
-    probes = _probe_operands(parsed, ones, memory, dtype, device)
     fallback = _torch_run(equation, path)
-    want = fallback(*probes)
+    try:
+        probes = _probe_operands(parsed, ones, memory, dtype, device)
+        want = fallback(*probes)
+    except RuntimeError:  # probes too large to build (ranks near torch's limit): torch runs it
+        return _torch_structure(parsed, ones, equation, path, fallback)
     layout: Optional[tuple] = memory_order(want.stride(), want.shape)
     if _contiguous_strides(want.shape, layout or ()) != want.stride():
         layout = None
@@ -189,6 +193,11 @@ def _compile(parsed, ones: tuple, memory: tuple, dtype, device, path) -> Structu
             return Structure(bind, source, _size_test(parsed, ones))
     except Exception:  # a plan torch's kernels reject: torch.einsum decides (and explains)
         pass
+    return _torch_structure(parsed, ones, equation, path, fallback)
+
+
+def _torch_structure(parsed, ones: tuple, equation: str, path, fallback: Callable) -> Structure:
+    """The structure that runs torch.einsum's own kernel (``fallback``)."""
     args = ", ".join("x%d" % i for i in range(len(ones)))
     if path is None:
         call = "torch._VF.einsum(%r, (%s,))" % (equation, args)

@@ -16,7 +16,9 @@ How a contraction is lowered:
    the output is summed away;
 3. operands are contracted pairwise along ``path`` (opt_einsum's format). A pair with summed
    labels becomes permute, reshape, ``mm``/``bmm``, reshape (or a single ``matmul`` when it is
-   a batched product of matrices; ``bmm`` for a vector product, as torch does); a pair
+   a batched product of matrices; ``bmm`` for a vector product, as torch does; a ``matmul``
+   of a transposed view when the summed dims lie between an operand's own dims in memory,
+   which flattening would copy); a pair
    without becomes a broadcasting multiply. Summed and batch dims are flattened in the
    operand's memory order, so a reshape after a permute stays a view. Both operand orders are
    tried and the one with fewer calls is kept; the last step's order is the one that lays the
@@ -85,12 +87,14 @@ class _Emitter:
         self.lines: list[str] = []
         self.count = 0
         self.products: dict = {}
+        self.squeezes: dict = {}  # var -> (source var, source dims kept, source rank)
 
     def copy(self) -> "_Emitter":
         twin = _Emitter()
         twin.lines = list(self.lines)
         twin.count = self.count
         twin.products = dict(self.products)
+        twin.squeezes = dict(self.squeezes)
         return twin
 
     def fresh(self) -> str:
@@ -123,6 +127,13 @@ def _tuple(values: Sequence[str]) -> str:
     return "(" + ", ".join(values) + ")"
 
 
+def _ints(values: Sequence[str]) -> str:
+    """Python source for a size or dim list passed as separate arguments: ``t.reshape(a, b)``
+    parses about 1 us faster than ``t.reshape((a, b))`` (torch 2.x, CPU, measured); an empty
+    list stays a tuple."""
+    return ", ".join(values) if values else "()"
+
+
 def _permute(em: _Emitter, op: _Operand, order: list) -> _Operand:
     """Permute ``op`` so its labels come in ``order`` (a permutation of its labels)."""
     if order == op.labels:
@@ -132,7 +143,7 @@ def _permute(em: _Emitter, op: _Operand, order: list) -> _Operand:
     if rank >= 2 and perm == list(range(rank - 2)) + [rank - 1, rank - 2]:
         var = em.assign("%s.mT" % op.var)
     else:
-        var = em.assign("%s.permute(%s)" % (op.var, _tuple([str(p) for p in perm])))
+        var = em.assign("%s.permute(%s)" % (op.var, _ints([str(p) for p in perm])))
     return _Operand(var, list(order), [op.sizes[p] for p in perm], op.mem)
 
 
@@ -140,7 +151,7 @@ def _reshape(em: _Emitter, var: str, current: Sequence[str], target: Sequence[st
     """Reshape ``var`` to ``target`` unless it already has that shape."""
     if list(current) == list(target):
         return var
-    return em.assign("%s.reshape(%s)" % (var, _tuple(target)))
+    return em.assign("%s.reshape(%s)" % (var, _ints(target)))
 
 
 def _sum_labels(em: _Emitter, op: _Operand, labels: set) -> _Operand:
@@ -148,7 +159,7 @@ def _sum_labels(em: _Emitter, op: _Operand, labels: set) -> _Operand:
     dims = [i for i, label in enumerate(op.labels) if label in labels]
     if not dims:
         return op
-    var = em.assign("%s.sum(%s)" % (op.var, _tuple([str(d) for d in dims])))
+    var = em.assign("%s.sum(%s)" % (op.var, str(dims[0]) if len(dims) == 1 else _tuple([str(d) for d in dims])))
     keep = [i for i in range(len(op.labels)) if i not in dims]
     return _Operand(var, [op.labels[i] for i in keep], [op.sizes[i] for i in keep], op.mem)
 
@@ -185,7 +196,8 @@ def _squeeze_broadcast(em: _Emitter, op: _Operand, full: dict) -> _Operand:
         return op
     keep = [i for i in range(len(op.labels)) if i not in dims]
     sizes = [op.sizes[i] for i in keep]
-    var = em.assign("%s.reshape(%s)" % (op.var, _tuple(sizes)))
+    var = em.assign("%s.reshape(%s)" % (op.var, _ints(sizes)))
+    em.squeezes[var] = (op.var, keep, len(op.labels))
     return _Operand(var, [op.labels[i] for i in keep], sizes, op.mem)
 
 
@@ -245,6 +257,9 @@ def _contract_pair(
     k = em.product(size[label] for label in summed)
     m = em.product(a_sizes)
     n = em.product(b_sizes)
+    split = _split_around_summed(a, a_only, summed) if not batch and b_only else None
+    if split is not None:
+        return _transposed_product(em, a, b, split, summed, b_only, size, k, n, out_sizes)
     a = _permute(em, a, batch + a_only + summed)
     b = _permute(em, b, batch + summed + b_only)
     if len(batch) > 1 and len(a_only) == 1 and len(b_only) == 1 and len(summed) == 1:
@@ -263,6 +278,52 @@ def _contract_pair(
         var = em.assign("%s.mm(%s)" % (a_var, b_var))
         var = _reshape(em, var, [m, n], out_sizes)
     return _Operand(var, out_labels, out_sizes)
+
+
+def _split_around_summed(a: _Operand, a_only: list, summed: list) -> Optional[tuple[list, list]]:
+    """``(outer, inner)`` when ``a``'s memory order is its own labels ``outer``, the summed
+    labels, then its own labels ``inner`` (not empty), with ``outer + inner`` the order asked
+    for ``a``'s own labels; else ``None``. Flattening ``a_only + summed`` would then copy all of
+    ``a`` (e.g. ``bhij,hg->bgij``: (b i j, h) out of (b, h, i j) memory); :func:`_transposed_product`
+    multiplies its transposed view instead."""
+    mem = list(a.mem)
+    if sorted(mem) != sorted(a.labels):
+        return None
+    n_outer = 0
+    while n_outer < len(mem) and mem[n_outer] in a_only:
+        n_outer += 1
+    outer = mem[:n_outer]
+    if mem[n_outer:n_outer + len(summed)] != summed:
+        return None
+    inner = mem[n_outer + len(summed):]
+    if not inner or outer + inner != list(a_only):
+        return None
+    return outer, inner
+
+
+def _transposed_product(
+    em: _Emitter, a: _Operand, b: _Operand, split: tuple, summed: list, b_only: list, size: dict,
+    k: str, n: str, out_sizes: list,
+) -> _Operand:
+    """``a`` (memory order outer, summed, inner) times ``b``: ``a`` is viewed as
+    ``(outer, summed, inner)`` and transposed, which BLAS reads without a copy (measured on CPU,
+    torch 2.13, ``bhij,hg->bgij`` at b4 h8 i256 j256 g8: 5.7 ms against 7.7-9.6 ms for the
+    copy of ``a`` then ``mm``, as torch.einsum does). The result holds outer, inner, ``b``'s own."""
+    outer, inner = split
+    a = _permute(em, a, outer + summed + inner)
+    mi = em.product(size[label] for label in inner)
+    if outer:
+        nb = em.product(size[label] for label in outer)
+        a_var = em.assign("%s.mT" % _reshape(em, a.var, a.sizes, [nb, k, mi]))
+        shape = [nb, mi, n]
+    else:
+        a_var = em.assign("%s.mT" % _reshape(em, a.var, a.sizes, [k, mi]))
+        shape = [mi, n]
+    b = _permute(em, b, summed + b_only)
+    b_var = _reshape(em, b.var, b.sizes, [k, n])
+    var = em.assign("%s.%s(%s)" % (a_var, "matmul" if outer else "mm", b_var))
+    var = _reshape(em, var, shape, out_sizes)
+    return _Operand(var, outer + inner + list(b_only), out_sizes)
 
 
 def _finish(em: _Emitter, op: _Operand, out: Sequence[str]) -> _Operand:
@@ -308,6 +369,38 @@ def _fold_reshapes(lines: list[str]) -> list[str]:
             source[target] = base
         out.append("    %s = %s" % (target, expr))
     return out
+
+
+def _fold_squeezes(lines: list[str], squeezes: dict) -> list[str]:
+    """Drop a squeeze (a reshape that only removes size-1 dims) whose only use is a permute
+    whose only use is a reshape: the permute moves the size-1 dims to the front instead, and
+    the reshape drops them (one call fewer; size-1 dims change neither values nor whether the
+    reshape is a view)."""
+    uses: dict = {}
+    for line in lines:
+        for name in _names(line):
+            uses[name] = uses.get(name, 0) + 1
+    exprs = {line.split("=", 1)[0].strip(): line.split("=", 1)[1].strip() for line in lines}
+    dropped: set = set()
+    out = []
+    for line in lines:
+        target, expr = [part.strip() for part in line.split("=", 1)]
+        base, dot, rest = expr.partition(".")
+        if base in squeezes and uses.get(base) == 1 and uses.get(target) == 1 and any(
+                other.startswith(target + ".reshape(") for other in exprs.values()):
+            source, keep, rank = squeezes[base]
+            if rest == "mT":
+                perm = list(range(len(keep) - 2)) + [len(keep) - 1, len(keep) - 2]
+            elif rest.startswith("permute(") and rest.endswith(")"):
+                perm = [int(p) for p in rest[len("permute("):-1].split(",")]
+            else:
+                perm = None
+            if perm is not None:
+                order = [d for d in range(rank) if d not in keep] + [keep[p] for p in perm]
+                line = "    %s = %s.permute(%s)" % (target, source, ", ".join(map(str, order)))
+                dropped.add(base)
+        out.append(line)
+    return [line for line in out if line.split("=", 1)[0].strip() not in dropped]
 
 
 def _free_dead(lines: list[str], result: str) -> list[str]:
@@ -430,7 +523,8 @@ def build_source(
         prelude.append("    %s = shapes[%d][%d]" % (symbol, where[0], where[1]))
     for factors, name in em.products.items():
         prelude.append("    %s = %s" % (name, " * ".join(factors)))
-    body = ["    " + line for line in _free_dead(_fold_reshapes(em.lines), var)] + ["        return " + var]
+    lines = _free_dead(_fold_reshapes(_fold_squeezes(em.lines, em.squeezes)), var)
+    body = ["    " + line for line in lines] + ["        return " + var]
     return "def bind(shapes):\n%s\n    def run(%s):\n%s\n    return run\n" % (
         "\n".join(prelude) if prelude else "    pass", args, "\n".join(body))
 

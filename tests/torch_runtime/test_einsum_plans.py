@@ -3,6 +3,8 @@ random specs, plans shared across shapes, the LRU plan cache, the list and subli
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -116,6 +118,100 @@ def test_a_new_shape_reuses_the_structure_and_is_still_checked():
         shapecheck.einsum("bij,bjk->bik", torch.randn(2, 5, 4), torch.randn(2, 7, 3))
     with pytest.raises(EinsumShapeError):
         shapecheck.einsum("bij,bjk->bik", torch.randn(3, 5, 4), torch.randn(2, 4, 3))
+
+
+def test_new_shapes_with_size_one_dims_reuse_the_structure():
+    shapecheck.clear_cache()
+    spec = "...ij,...jk->...ik"
+    for b, n in [(2, 3), (5, 7), (3, 2), (4, 9)]:
+        a, c = torch.randn(b, 1, n, 4), torch.randn(1, 2, 4, 3)
+        got, want = shapecheck.einsum(spec, a, c), torch.einsum(spec, a, c)
+        torch.testing.assert_close(got, want)
+        assert got.stride() == want.stride()
+    assert len(layout._STRUCTURES) == 1
+    assert runtime_einsum.cache_size() == 4
+    with pytest.raises(EinsumShapeError):
+        shapecheck.einsum(spec, torch.randn(3, 1, 5, 4), torch.randn(1, 2, 6, 3))
+    with pytest.raises(EinsumShapeError):
+        shapecheck.einsum(spec, torch.randn(3, 1, 5, 4), torch.randn(2, 2, 4, 3))
+
+
+def test_a_size_one_dim_with_another_stride_keeps_torchs_strides():
+    shapecheck.clear_cache()
+    spec = "bhid,bhjd->bhij"
+    for n in (3, 4):
+        plain = torch.randn(1, 2, n, 8), torch.randn(1, 2, n, 8)
+        # the same values and is_contiguous(), but the size-1 dim's stride is not row-major
+        odd = tuple(t.as_strided(t.shape, (1,) + t.stride()[1:]) for t in plain)
+        assert all(t.is_contiguous() for t in odd)
+        for a, c in (plain, odd, plain):
+            got, want = shapecheck.einsum(spec, a, c), torch.einsum(spec, a, c)
+            torch.testing.assert_close(got, want)
+            assert got.stride() == want.stride()
+
+
+def _strides_that_matter(t) -> tuple:
+    return tuple((d, stride) for d, (size, stride) in enumerate(zip(t.shape, t.stride())) if size > 1)
+
+
+def test_new_shapes_of_one_structure_match_torch_on_random_specs():
+    """Two operands, some dims of size 1 (fixed per spec, so later calls bind the cached
+    structure to new sizes), with and without ``...``: torch's values, shape and strides."""
+    rng = random.Random(7)
+    checked = 0
+    for _ in range(150):
+        letters = "abcd"[:rng.randint(1, 4)]
+        ellipsis = rng.random() < 0.4
+        terms = ["".join(rng.choice(letters) for _ in range(rng.randint(0, 3))) for _ in range(2)]
+        if ellipsis:
+            terms = ["..." + term for term in terms]
+        used = sorted(set("".join(terms).replace(".", "")))
+        spec = ",".join(terms) + "->" + ("..." if ellipsis else "") + "".join(
+            c for c in used if rng.random() < 0.5)
+        ones = {c: rng.random() < 0.3 for c in used}
+        lead = [[rng.choice([True, False]) for _ in range(rng.randint(0, 2))] for _ in range(2)]
+        for _ in range(3):
+            size = {c: 1 if ones[c] else rng.randint(2, 5) for c in used}
+            batch = [rng.randint(2, 3) for _ in range(2)]
+            shapes = [[1 if one else batch[k] for k, one in enumerate(flags)] if ellipsis else []
+                      for flags in lead]
+            shapes = [pre + [size[c] for c in term.replace("...", "")] for pre, term in zip(shapes, terms)]
+            ops = [torch.randn(shape, dtype=torch.float64) for shape in shapes]
+            try:
+                want = torch.einsum(spec, *ops)
+            except RuntimeError:
+                continue
+            got = shapecheck.einsum(spec, *ops)
+            checked += 1
+            assert got.shape == want.shape, spec
+            torch.testing.assert_close(got, want)
+            assert _strides_that_matter(got) == _strides_that_matter(want), (spec, shapes)
+    assert checked > 300
+
+
+@pytest.mark.parametrize("spec, shapes", [
+    ("bhij,hg->bgij", [(2, 3, 4, 5), (3, 2)]),
+    ("hij,hg->gij", [(3, 4, 5), (3, 2)]),
+    ("hij,hg->ijg", [(3, 4, 5), (3, 2)]),
+])
+def test_summed_dims_between_own_dims_multiply_a_transposed_view(spec, shapes):
+    a, w = (torch.randn(shape, dtype=torch.float64, requires_grad=True) for shape in shapes)
+    source = shapecheck.plan_source(spec, a, w)
+    assert ".mT" in source and "permute(0, 2, 3, 1)" not in source, source
+    got, want = shapecheck.einsum(spec, a, w), torch.einsum(spec, a, w)
+    torch.testing.assert_close(got, want)
+    assert _strides_that_matter(got) == _strides_that_matter(want)
+    grads = torch.autograd.grad(got.sum(), (a, w))
+    torch.testing.assert_close(grads, torch.autograd.grad(want.sum(), (a, w)))
+
+
+def test_operands_of_rank_above_64_run_like_torch():
+    for shape in ([0] * 70, [0] * 69 + [1], [2] + [1] * 69):
+        a = torch.zeros(shape)
+        for _ in range(2):
+            got, want = shapecheck.einsum("...,...->...", a, a), torch.einsum("...,...->...", a, a)
+            assert got.shape == want.shape and got.dtype == want.dtype
+            assert got.reshape(-1).tolist() == want.reshape(-1).tolist()
 
 
 def test_plan_cache_is_lru(monkeypatch):
