@@ -24,6 +24,18 @@ VIEW_BUG = textwrap.dedent(
     z = y.view(2, 12)
     """
 )
+
+#: The hover on ``y = x.transpose(1, 2)`` with ``x`` a (2, 3, 4) float tensor on the CPU.
+TRANSPOSED_HOVER = (
+    "**tensor** `y`\n\n"
+    "- shape: `(2, 4, 3)`\n"
+    "- layout: non-contiguous, made non-contiguous by `.transpose(1, 2)` (strides `(12, 1, 4)`)\n"
+    "- device: cpu\n"
+    "- grad: does not require grad\n"
+    "- dtype: float"
+)
+
+
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "shapecheck", "server"]))
 async def client(lsp_client: LanguageClient):
     await lsp_client.initialize_session(lsp.InitializeParams(capabilities=lsp.ClientCapabilities()))
@@ -111,14 +123,7 @@ async def test_hover_on_a_transposed_tensor(client: LanguageClient, tmp_path: Pa
         lsp.TextDocumentIdentifier(path.as_uri()), lsp.Position(3, 0),
     ))
     assert hover.contents.kind == lsp.MarkupKind.Markdown
-    assert hover.contents.value == (
-        "**tensor** `y`\n\n"
-        "- shape: `(2, 4, 3)`\n"
-        "- layout: non-contiguous, made non-contiguous by `.transpose(1, 2)` (strides `(12, 1, 4)`)\n"
-        "- device: cpu\n"
-        "- grad: does not require grad\n"
-        "- dtype: float"
-    )
+    assert hover.contents.value == TRANSPOSED_HOVER
     assert hover.range == lsp.Range(lsp.Position(3, 0), lsp.Position(3, 1))
     nothing = await client.text_document_hover_async(lsp.HoverParams(
         lsp.TextDocumentIdentifier(path.as_uri()), lsp.Position(0, 2),
@@ -219,14 +224,7 @@ async def test_a_notebook_cell_gets_quick_fix_noqa_related_place_and_hover(clien
     hover = await client.text_document_hover_async(lsp.HoverParams(
         lsp.TextDocumentIdentifier(uris[2]), lsp.Position(0, 4),
     ))
-    assert hover.contents.value == (
-        "**tensor** `y`\n\n"
-        "- shape: `(2, 4, 3)`\n"
-        "- layout: non-contiguous, made non-contiguous by `.transpose(1, 2)` (strides `(12, 1, 4)`)\n"
-        "- device: cpu\n"
-        "- grad: does not require grad\n"
-        "- dtype: float"
-    )
+    assert hover.contents.value == TRANSPOSED_HOVER
     assert hover.range == lsp.Range(lsp.Position(0, 4), lsp.Position(0, 5))
     nothing = await client.text_document_hover_async(lsp.HoverParams(
         lsp.TextDocumentIdentifier(uris[0]), lsp.Position(0, 2),
