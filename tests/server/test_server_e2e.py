@@ -155,22 +155,9 @@ async def test_a_syntax_error_is_sc000_not_a_crash(client: LanguageClient, tmp_p
 
 @pytest.mark.asyncio
 async def test_notebook_document_cells_are_one_program(client: LanguageClient, tmp_path: Path):
-    notebook = (tmp_path / "nb.ipynb").as_uri()
-    sources = ["import torch\nx = torch.randn(2, 3, 4)\n", "# Notes", "y = x.transpose(1, 2)\nz = y.view(2, 12)\n"]
-    kinds = [lsp.NotebookCellKind.Code, lsp.NotebookCellKind.Markup, lsp.NotebookCellKind.Code]
-    uris = [f"{notebook}#cell{i}" for i in range(3)]
-    client.notebook_document_did_open(lsp.DidOpenNotebookDocumentParams(
-        notebook_document=lsp.NotebookDocument(
-            uri=notebook, notebook_type="jupyter-notebook", version=1,
-            cells=[lsp.NotebookCell(kind=k, document=u) for k, u in zip(kinds, uris)],
-        ),
-        cell_text_documents=[
-            lsp.TextDocumentItem(u, "python" if k == lsp.NotebookCellKind.Code else "markdown", 1, src)
-            for u, k, src in zip(uris, kinds, sources)
-        ],
-    ))
-    for _ in range(2):  # one notification for each code cell
-        await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    uris = await _open_notebook(client, tmp_path, [
+        "import torch\nx = torch.randn(2, 3, 4)\n", "y = x.transpose(1, 2)\nz = y.view(2, 12)\n",
+    ])
     assert list(client.diagnostics[uris[0]]) == []
     found = list(client.diagnostics[uris[2]])
     assert [(d.code, d.range.start.line, d.range.start.character) for d in found] == [("SC101", 1, 4)]
