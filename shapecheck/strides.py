@@ -9,7 +9,7 @@ a dim broadcast by ``expand`` (stride 0) and ``-2`` for a dim known to have size
 from __future__ import annotations
 
 from itertools import combinations
-from typing import Optional, Sequence, cast
+from typing import Iterable, Optional, Sequence, cast
 
 from shapecheck.shapes import Dim, Monomial, monomial, monomial_quotient, split_top, unwrap_parens
 
@@ -31,21 +31,19 @@ def is_contiguous(sizes: Sequence[int], strides: Sequence[int]) -> bool:
     """torch's ``is_contiguous``: size-1 dims are ignored, empty tensors are contiguous."""
     if any(s == 0 for s in sizes):
         return True
-    expected = 1
-    for size, stride in zip(reversed(sizes), reversed(strides)):
-        if size == 1:
-            continue
-        if stride != expected:
-            return False
-        expected *= size
-    return True
+    return _packed((size, stride) for size, stride in zip(reversed(sizes), reversed(strides)) if size != 1)
 
 
 def is_dense(sizes: Sequence[int], strides: Sequence[int]) -> bool:
     """True when the tensor covers its memory with no gaps or overlap (a permuted plain tensor)."""
-    dims = sorted((st, sz) for sz, st in zip(sizes, strides) if sz != 1)
+    return _packed((sz, st) for st, sz in sorted((st, sz) for sz, st in zip(sizes, strides) if sz != 1))
+
+
+def _packed(dims: Iterable[tuple[int, int]]) -> bool:
+    """Each ``(size, stride)`` of ``dims``, innermost first, starts where the ones before it end
+    (the first at stride 1)."""
     expected = 1
-    for stride, size in dims:
+    for size, stride in dims:
         if stride != expected:
             return False
         expected *= size

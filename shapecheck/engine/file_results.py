@@ -23,5 +23,10 @@ class FileResult:
     original_diagnostics: list[Diagnostic] = field(default_factory=list)
     decoded: Optional[Decoded] = None
 
+    def after_fixes(self, text: str) -> tuple[str, int]:
+        """The fixed text (``text``, the one linted, when no fix changed it) and how many fixes
+        were applied."""
+        return (self.fixed_text if self.fixed_text is not None else text), self.fixes_applied
+
 
 __all__ = ["FileResult"]

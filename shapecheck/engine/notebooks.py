@@ -115,7 +115,7 @@ def fix_notebook(
     with ``unsafe_fixes``), changing only the ``source`` of fixed cells, and how many fixes
     were applied; a text that is not a notebook comes back unchanged."""
     result = lint_data(_Linter(rule_classes, unsafe_fixes), path, text.encode("utf-8"), fix=True)
-    return (result.fixed_text if result.fixed_text is not None else text), result.fixes_applied
+    return result.after_fixes(text)
 
 
 __all__ = [

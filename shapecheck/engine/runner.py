@@ -804,7 +804,7 @@ def fix_text(
     """``text`` after every safe fix of the given rules (and the unsafe ones with
     ``unsafe_fixes``), to a fixed point, and how many were applied."""
     result = _Linter(rule_classes, unsafe_fixes).lint(FileJob(path, text.encode("utf-8")), MODE_FIX)
-    return (result.fixed_text if result.fixed_text is not None else text), result.fixes_applied
+    return result.after_fixes(text)
 
 
 __all__ = [

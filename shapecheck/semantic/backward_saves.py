@@ -33,9 +33,8 @@ from shapecheck.semantic.graph_reads import graph_names_read
 from shapecheck.semantic.inplace import (
     augassign_target, inplace_call_targets, subscript_writes, view_base, written_base,
 )
-from shapecheck.semantic.saved_tensors import (
-    Resolve, below, saved_roles, saving_op, torch_name,
-)
+from shapecheck.semantic.imports import torch_name
+from shapecheck.semantic.saved_tensors import Resolve, below, saved_roles, saving_op
 from shapecheck.semantic.syntax import dotted_name, is_number, positional
 from shapecheck.semantic.torch_api import OTHER, RESULT, SELF
 from shapecheck.semantic.walk import walk

@@ -21,6 +21,7 @@ import libcst as cst
 
 from shapecheck.semantic.facts import INT, MODULE, TENSOR, Fact
 from shapecheck.semantic.rebinding import rebound_names
+from shapecheck.semantic.syntax import method_def
 from shapecheck.semantic.torch_api import SIZE_ARGUMENT_FACTORIES
 from shapecheck.semantic.walk import walk
 from shapecheck.shapes import Dim, Generic, Shape, monomial
@@ -194,7 +195,7 @@ def forget_modules() -> None:
 def _constructed_sizes(module: cst.Module, class_def: cst.ClassDef) -> dict[str, int]:
     """:func:`constructed_sizes`, computed."""
     name = class_def.name.value
-    init = next((s for s in class_def.body.body if type(s) is cst.FunctionDef and s.name.value == "__init__"), None)
+    init = method_def(class_def, "__init__")
     if init is None:
         return {}
     sizes = _size_params(init)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, Optional
 
 import libcst as cst
 
@@ -60,3 +60,12 @@ class ImportTable:
                 result = f"{target}.{rest}" if rest else target
         self._cache[key] = result
         return result
+
+
+def torch_name(resolve: Callable[[cst.CSTNode], Optional[str]], expr: cst.CSTNode) -> Optional[str]:
+    """``"X.Y"`` for an expression that ``resolve`` (an import table's or a rule context's) reads
+    as ``torch.X.Y``; else ``None``."""
+    qual = resolve(expr)
+    if qual is not None and qual.startswith("torch."):
+        return qual[len("torch."):]
+    return None

@@ -7,7 +7,7 @@ from typing import Callable, Iterator, Optional
 
 import libcst as cst
 
-from shapecheck.semantic.syntax import is_name, keyword
+from shapecheck.semantic.syntax import is_name, keyword, positional
 from shapecheck.semantic.torch_api import FUNCTIONAL_INPLACE, FUNCTIONAL_INPLACE_KW, INPLACE_METHODS
 
 Resolve = Callable[[cst.CSTNode], Optional[str]]
@@ -58,13 +58,7 @@ def inplace_call_targets(resolve: Resolve, node: cst.Call) -> Iterator[tuple[cst
     if name.startswith("nn.init."):
         return
     short = name.split(".")[-1]
-    args = []
-    for arg in node.args:
-        if arg.keyword is not None:
-            continue
-        if arg.star:
-            break
-        args.append(arg.value)
+    args = positional(node)
     if name.startswith("nn.functional."):
         if args and (short in FUNCTIONAL_INPLACE or (
             short in FUNCTIONAL_INPLACE_KW and _kw_true(node, "inplace")

@@ -26,7 +26,7 @@ from shapecheck.semantic.eval.devices import device_string
 from shapecheck.semantic.facts import CPU, CUDA, MAYBE_CUDA, META, MODULE, MPS, NO_GRAD, TENSOR, Device, Fact, Noted
 from shapecheck.semantic.model import SemanticModel
 from shapecheck.semantic.module_moves import moves_through_calls
-from shapecheck.semantic.syntax import CallArgs, all_params, dotted_name, is_name, sub_blocks
+from shapecheck.semantic.syntax import CallArgs, all_params, dotted_name, is_name, method_def, sub_blocks
 from shapecheck.semantic.torch_api import MODULE_DEVICE_METHODS, MODULE_METHODS_RETURNING_SELF
 from shapecheck.semantic.walk import walk
 
@@ -237,7 +237,7 @@ class _Scan:
 
     def children(self, class_def: cst.ClassDef) -> set[str]:
         """The module classes of this file that ``__init__`` of ``class_def`` makes submodules."""
-        init = _method(class_def, "__init__")
+        init = method_def(class_def, "__init__")
         if init is None:
             return set()
         found: set[str] = set()
@@ -407,13 +407,6 @@ def _only_run(module: cst.Module) -> set[str]:
     return {name for name, found in names.items() if bound.get(name) == 1 and all(id(n) in safe for n in found)}
 
 
-def _method(class_def: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:
-    for stmt in class_def.body.body:
-        if type(stmt) is cst.FunctionDef and stmt.name.value == name:
-            return stmt
-    return None
-
-
 def _self_calls(function: cst.FunctionDef, called_only: bool = True) -> set[str]:
     """The methods ``function`` calls on ``self`` (``self.reset()``); with ``called_only``
     false, every ``self.x`` it reads (``self.apply(self._init_weights)`` runs ``_init_weights``)."""
@@ -522,7 +515,7 @@ def scan_placements(model: SemanticModel, module: cst.Module, text: str) -> None
                              "a base class of", root, moved, call))
     model.placements = placements
     for cls in placements:
-        init = _method(classes[cls], "__init__")
+        init = method_def(classes[cls], "__init__")
         called = _self_calls(init, called_only=False) if init is not None else set()
         methods = {s.name.value: s for s in classes[cls].body.body if type(s) is cst.FunctionDef}
         todo = list(called)
@@ -572,7 +565,7 @@ def held_tensors(model: SemanticModel, fact: Callable[[cst.CSTNode], Fact], clas
     name = class_def.name.value
     out: dict[str, Fact] = _members(model, fact, class_def, rebound)
     moving = set(model.class_registered.get(name, ()))
-    init = _method(class_def, "__init__")
+    init = method_def(class_def, "__init__")
     plain: dict[str, bool] = {}
     if init is not None:
         made_registering: set[str] = set()
@@ -632,7 +625,7 @@ def _members(model: SemanticModel, fact: Callable[[cst.CSTNode], Fact], class_de
     """``self.d.k`` for the modules of ``self.d = nn.ModuleDict(dict(k=...))`` in ``__init__``."""
     from shapecheck.semantic.scopes import exported
 
-    init = _method(class_def, "__init__")
+    init = method_def(class_def, "__init__")
     out: dict[str, Fact] = {}
     if init is None:
         return out

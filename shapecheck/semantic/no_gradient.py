@@ -17,6 +17,7 @@ from typing import Any, Optional
 import libcst as cst
 
 from shapecheck.semantic.facts import NON_LEAF, Fact
+from shapecheck.semantic.imports import torch_name
 from shapecheck.semantic.syntax import dotted_name
 from shapecheck.semantic.torch_api import CAST_METHODS, NON_DIFFERENTIABLE_OPS, VALUES_INDICES_OPS
 
@@ -39,10 +40,7 @@ _COMPARISON_OPERATORS = frozenset({cst.Equal, cst.NotEqual, cst.LessThan, cst.Le
 
 
 def _torch_name(ev: Any, expr: cst.BaseExpression) -> Optional[str]:
-    qual = ev.model.imports.resolve(expr)
-    if qual is not None and qual.startswith("torch."):
-        return qual[len("torch."):]
-    return None
+    return torch_name(ev.model.imports.resolve, expr)
 
 
 def _index_pair_source(ev: Any, expr: cst.BaseExpression) -> Optional[str]:

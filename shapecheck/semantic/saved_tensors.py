@@ -7,8 +7,10 @@ from typing import Callable, Iterable, Iterator, Optional
 
 import libcst as cst
 
+from shapecheck.semantic.imports import torch_name
 from shapecheck.semantic.syntax import dotted_name, positional
 from shapecheck.semantic.torch_api import BINARY_SAVES, OPERATOR_OPS, SCALAR_SAVES, UNARY_SAVES
+from shapecheck.semantic.walk import child_nodes
 
 Resolve = Callable[[cst.CSTNode], Optional[str]]
 
@@ -39,40 +41,16 @@ def below(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
             stack.extend(_parts(current))
 
 
+#: the node types whose parts :func:`below` reads field by field, as :func:`child_nodes` does; it
+#: takes every child of any other type (a comparison's operators and targets too)
+_READ_BY_FIELD = frozenset({
+    cst.Name, cst.Integer, cst.Float, cst.SimpleString, cst.Attribute, cst.Call, cst.BinaryOperation,
+    cst.BooleanOperation, cst.UnaryOperation, cst.Subscript, cst.Tuple, cst.List, cst.Set, cst.IfExp,
+})
+
+
 def _parts(node: cst.CSTNode) -> Iterable[cst.CSTNode]:
-    tp = type(node)
-    if tp is cst.Name or tp is cst.Integer or tp is cst.Float or tp is cst.SimpleString:
-        return ()
-    if tp is cst.Attribute:
-        return (node.value,)  # type: ignore[attr-defined]
-    if tp is cst.Call:
-        return [node.func, *(a.value for a in node.args)]  # type: ignore[attr-defined]
-    if tp is cst.BinaryOperation or tp is cst.BooleanOperation:
-        return (node.left, node.right)  # type: ignore[attr-defined]
-    if tp is cst.UnaryOperation:
-        return (node.expression,)  # type: ignore[attr-defined]
-    if tp is cst.Subscript:
-        parts: list[cst.CSTNode] = [node.value]  # type: ignore[attr-defined]
-        for element in node.slice:  # type: ignore[attr-defined]
-            inner = element.slice
-            if type(inner) is cst.Index:
-                parts.append(inner.value)
-            elif type(inner) is cst.Slice:
-                parts.extend(p for p in (inner.lower, inner.upper, inner.step) if p is not None)
-        return parts
-    if tp is cst.Tuple or tp is cst.List or tp is cst.Set:
-        return [e.value for e in node.elements]  # type: ignore[attr-defined]
-    if tp is cst.IfExp:
-        return (node.test, node.body, node.orelse)  # type: ignore[attr-defined]
-    return node.children
-
-
-def torch_name(resolve: Resolve, expr: cst.CSTNode) -> Optional[str]:
-    """For an expression that resolves to ``torch.X.Y``: ``"X.Y"``; else ``None``."""
-    qual = resolve(expr)
-    if qual is not None and qual.startswith("torch."):
-        return qual[len("torch."):]
-    return None
+    return child_nodes(node) if type(node) in _READ_BY_FIELD else node.children
 
 
 # ---------------------------------------------------------------------- what saves what

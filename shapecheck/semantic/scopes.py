@@ -92,6 +92,12 @@ class ScopeStack:
         """The number of frames above the module's."""
         return len(self.frames) - 1
 
+    def analysed_function(self) -> Optional[cst.FunctionDef]:
+        """The ``def`` whose body is being analysed: the innermost frame's, when that is a
+        function's (not a lambda's); else ``None``."""
+        top = self.top
+        return top.node if top.kind == FUNCTION_SCOPE and type(top.node) is cst.FunctionDef else None
+
     def method_class(self) -> Optional[cst.ClassDef]:
         """The class a ``def`` here is a method of: the class whose body is being analysed, as
         long as no ``if``/loop/``try``/``match`` of that body has joined its bindings (a ``def``

@@ -160,6 +160,14 @@ def sub_blocks(stmt: cst.CSTNode) -> list[Block]:
     return blocks
 
 
+def method_def(class_def: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:
+    """The first ``def name`` of the body of ``class_def``, or ``None``."""
+    for stmt in class_def.body.body:
+        if type(stmt) is cst.FunctionDef and stmt.name.value == name:
+            return stmt
+    return None
+
+
 def method_call(node: cst.CSTNode) -> Optional[tuple[cst.BaseExpression, str]]:
     """``(receiver, method name)`` for a call ``receiver.method(...)``, else ``None``."""
     if type(node) is cst.Call and type(node.func) is cst.Attribute:

@@ -20,3 +20,16 @@ def test_names_resolve_through_imports():
     (relu, _), (y, _) = reveal(code)
     assert format_shape(relu.shape) == "(2, 3)"
     assert format_shape(y.shape) == "(4,)"
+
+
+def test_torch_name_is_the_part_after_torch_of_the_resolved_name():
+    import libcst as cst
+
+    from shapecheck.semantic.imports import ImportTable, torch_name
+
+    table = ImportTable()
+    table.add_import(cst.parse_statement("import torch.nn.functional as F").body[0])
+    table.add_import(cst.parse_statement("import numpy as np").body[0])
+    assert torch_name(table.resolve, cst.parse_expression("F.relu")) == "nn.functional.relu"
+    assert torch_name(table.resolve, cst.parse_expression("np.zeros")) is None
+    assert torch_name(table.resolve, cst.parse_expression("relu")) is None

@@ -13,7 +13,7 @@ from typing import Optional
 
 import libcst as cst
 
-from shapecheck.rules.helpers.calls import dotted_name
+from shapecheck.rules.helpers.held_values import held_values
 from shapecheck.rules.helpers.element_count import several_elements
 from shapecheck.rules.helpers.messages import short
 from shapecheck.rules.helpers.tensors import tensor_fact
@@ -35,12 +35,9 @@ def broadcast_elements(ctx, expr: cst.BaseExpression, name: str) -> Optional[tup
     """``(description, condition)`` when the arithmetic expression ``expr`` (or the name bound to
     one on every path here, written ``name``) holds more than one element because an operand
     does; ``None`` otherwise."""
-    values: tuple[cst.BaseExpression, ...] = (expr,)
-    if not isinstance(expr, (cst.BinaryOperation, cst.UnaryOperation)):
-        dotted = dotted_name(expr)
-        values = ctx.assigned_values(dotted) if dotted is not None else ()
-        if len(values) != 1:
-            return None
+    values = held_values(ctx, expr, (cst.BinaryOperation, cst.UnaryOperation))
+    if len(values) != 1:
+        return None
     tree = values[0]
     if not isinstance(tree, (cst.BinaryOperation, cst.UnaryOperation)):
         return None

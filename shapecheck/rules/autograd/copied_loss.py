@@ -19,7 +19,8 @@ import libcst as cst
 
 from shapecheck.rules.autograd.loss_calls import loss_prediction
 from shapecheck.rules.autograd.returns import return_values
-from shapecheck.rules.helpers.calls import dotted_name, is_name, keyword, positional, torch_name
+from shapecheck.rules.helpers.calls import is_name, keyword, positional, torch_name
+from shapecheck.rules.helpers.held_values import held_values
 
 #: constructors that copy their data into a new tensor with no history
 _COPYING = frozenset({"tensor", "Tensor", "FloatTensor", "DoubleTensor"})
@@ -39,10 +40,7 @@ def _leaves(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
 def _is_loss(ctx, expr: cst.BaseExpression) -> bool:
     """``expr`` is a loss call or a Python number taken out of one (``l.item()``, ``float(l)``),
     or a name bound to such a value on every path here."""
-    values: tuple[cst.BaseExpression, ...] = (expr,)
-    if type(expr) is not cst.Call:
-        dotted = dotted_name(expr)
-        values = ctx.assigned_values(dotted) if dotted is not None else ()
+    values = held_values(ctx, expr)
     return bool(values) and all(type(v) is cst.Call and _loss_value(ctx, v) for v in values)
 
 
@@ -68,10 +66,7 @@ def copied_loss(ctx, root: cst.BaseExpression) -> Optional[tuple[cst.Call, cst.B
 
 def _the_call(ctx, root: cst.BaseExpression) -> Optional[cst.Call]:
     """``root`` when it is a call, or the one call a name ``root`` is bound to on every path here."""
-    values: tuple[cst.BaseExpression, ...] = (root,)
-    if type(root) is not cst.Call:
-        dotted = dotted_name(root)
-        values = ctx.assigned_values(dotted) if dotted is not None else ()
+    values = held_values(ctx, root)
     return values[0] if len(values) == 1 and type(values[0]) is cst.Call else None
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import libcst as cst
 
 from shapecheck.rules.helpers.fix_safety import FREE, name_scope, place_of
+from shapecheck.rules.shape.bound_values import declared_globals
 from shapecheck.semantic.syntax import sub_blocks, target_names
 
 #: module-level statements that bind a name without a value the linter can read
@@ -59,7 +60,7 @@ def _module_assignments(module: cst.Module, name: str) -> tuple[cst.BaseExpressi
                 elif isinstance(small, _OTHER_BINDINGS) and name in _names_in(small):
                     return ()
         elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-            if stmt.name.value == name or _declares_global(stmt, name):
+            if stmt.name.value == name or name in declared_globals(stmt):
                 return ()
         elif isinstance(stmt, _OTHER_BINDINGS) and name in _names_in(stmt):
             return ()
@@ -79,14 +80,3 @@ def _names_in(node: cst.CSTNode) -> set[str]:
             found.add(current.value)
         stack.extend(current.children)
     return found
-
-
-def _declares_global(node: cst.CSTNode, name: str) -> bool:
-    """Some ``global name`` statement lies inside ``node``."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if type(current) is cst.Global and any(n.name.value == name for n in current.names):
-            return True
-        stack.extend(current.children)
-    return False

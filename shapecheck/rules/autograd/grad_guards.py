@@ -14,7 +14,7 @@ from typing import Optional
 
 import libcst as cst
 
-from shapecheck.rules.pitfall.appended_lists import node_path
+from shapecheck.rules.helpers.enclosing import node_path
 
 #: methods whose result requires grad when their receiver does (with grad mode on)
 _KEEP_HISTORY = frozenset({"cpu", "cuda", "to", "float", "double", "half", "contiguous", "clone", "view",

@@ -11,7 +11,7 @@ from typing import Optional
 
 import libcst as cst
 
-from shapecheck.rules.helpers.calls import dotted_name
+from shapecheck.rules.helpers.held_values import held_values
 from shapecheck.rules.helpers.messages import short
 from shapecheck.semantic.facts import TENSOR
 
@@ -27,13 +27,10 @@ def _keeps_rows(node: cst.Subscript) -> bool:
 def kept_rows(ctx, expr: cst.BaseExpression) -> Optional[tuple[str, Optional[str]]]:
     """``(description, condition)`` when ``expr`` (or the name bound to it on every path here) is
     ``x[:, ...]`` of a tensor ``x`` whose first dim is not known to be 1; else ``None``."""
-    value = expr
-    if type(expr) is not cst.Subscript:
-        dotted = dotted_name(expr)
-        values: tuple[cst.BaseExpression, ...] = ctx.assigned_values(dotted) if dotted is not None else ()
-        if len(values) != 1:
-            return None
-        value = values[0]
+    values = held_values(ctx, expr, (cst.Subscript,))
+    if len(values) != 1:
+        return None
+    value = values[0]
     if type(value) is not cst.Subscript or not _keeps_rows(value):
         return None
     base = ctx.fact(value.value)

@@ -14,7 +14,8 @@ from shapecheck.rules.autograd.data_uses import (
 )
 from shapecheck.rules.autograd.loss_calls import loss_prediction
 from shapecheck.rules.base import Rule, register
-from shapecheck.rules.helpers.calls import dotted_name, method_call
+from shapecheck.rules.helpers.calls import method_call
+from shapecheck.rules.helpers.held_values import held_values
 from shapecheck.rules.helpers.messages import short
 
 
@@ -207,10 +208,7 @@ def train_step(model, x, y, optimizer):
     def _backward_of_data(self, node: cst.Call, root: cst.BaseExpression, ctx) -> None:
         """``loss.backward()`` where ``loss`` is a loss computed on ``out.data`` (the call itself,
         or a name bound to it on every path here)."""
-        values: tuple[cst.BaseExpression, ...] = (root,)
-        if type(root) is not cst.Call:
-            dotted = dotted_name(root)
-            values = ctx.assigned_values(dotted) if dotted is not None else ()
+        values = held_values(ctx, root)
         found = []
         for value in values:
             pred = loss_prediction(ctx, value) if type(value) is cst.Call else None

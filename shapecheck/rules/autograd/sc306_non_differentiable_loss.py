@@ -10,6 +10,7 @@ from shapecheck.rules.autograd.copied_loss import copied_loss, returned_copy
 from shapecheck.rules.autograd.loss_calls import loss_prediction
 from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.calls import dotted_name, keyword, method_call, positional, torch_name
+from shapecheck.rules.helpers.held_values import held_values
 from shapecheck.rules.helpers.messages import short
 from shapecheck.semantic.facts import NO_GRAD, TENSOR
 from shapecheck.semantic.no_gradient import DETACHED, PYTHON_NUMBER
@@ -233,10 +234,7 @@ loss = F.cross_entropy(logits, target)    # the loss on the scores
         """Report ``loss.backward()`` where ``loss`` is a loss (the call itself, or a name bound to
         one on every path here) whose prediction does not require grad (``out.detach()``, a
         tensor computed under ``torch.no_grad()``); ``out.data`` is SC303's."""
-        values: tuple[cst.BaseExpression, ...] = (root,)
-        if type(root) is not cst.Call:
-            dotted = dotted_name(root)
-            values = ctx.assigned_values(dotted) if dotted is not None else ()
+        values = held_values(ctx, root)
         preds = [loss_prediction(ctx, v) if type(v) is cst.Call else None for v in values]
         if not preds or any(p is None for p in preds):
             return False

@@ -6,6 +6,7 @@ from typing import Optional
 
 import libcst as cst
 
+from shapecheck.semantic.imports import torch_name as resolved_torch_name
 from shapecheck.semantic.syntax import dotted_name, is_name, is_number, keyword, method_call, positional
 
 __all__ = [
@@ -22,10 +23,7 @@ __all__ = [
 
 def torch_name(ctx, expr: cst.BaseExpression) -> Optional[str]:
     """For an expression that resolves to ``torch.X.Y``: ``"X.Y"``; else ``None``."""
-    qual = ctx.qualname(expr)
-    if qual is not None and qual.startswith("torch."):
-        return qual[len("torch."):]
-    return None
+    return resolved_torch_name(ctx.qualname, expr)
 
 
 def torch_root(ctx) -> Optional[str]:

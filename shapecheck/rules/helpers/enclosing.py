@@ -2,7 +2,8 @@
 
 The engine tells a hook its statement, function and loops; :func:`statement_path` finds the
 way down from one of those (a function, a loop) to the statement, so a rule can read the ``if``
-tests that guard it and the statements before it in each enclosing block.
+tests that guard it and the statements before it in each enclosing block. :func:`node_path` is
+the way down to any node, every node on it included (an expression's parents, too).
 """
 
 from __future__ import annotations
@@ -40,6 +41,17 @@ def statement_path(root: cst.CSTNode, target: cst.CSTNode) -> Optional[list[Step
             inner = statement_path(stmt, target)
             if inner is not None:
                 return [Step(root, number, block, index), *inner]
+    return None
+
+
+def node_path(root: cst.CSTNode, target: cst.CSTNode) -> Optional[list[cst.CSTNode]]:
+    """The nodes from ``root`` down to ``target`` (both included), or ``None``."""
+    if root is target:
+        return [root]
+    for child in root.children:
+        found = node_path(child, target)
+        if found is not None:
+            return [root] + found
     return None
 
 

@@ -121,12 +121,8 @@ def name_scope(place: Place, name: str) -> Optional[str]:
     ``None`` when that cannot be told."""
     if place.scope is None:
         return LOCAL
-    table = scope_table(place.scope)
-    if table is None:
-        return None
-    try:
-        symbol = table.lookup(name)
-    except KeyError:  # a mangled private name in a class body, say
+    symbol = _symbol(place.scope, name)
+    if symbol is None:
         return None
     if symbol.is_declared_global() or symbol.is_nonlocal():
         return SHARED
@@ -136,14 +132,18 @@ def name_scope(place: Place, name: str) -> Optional[str]:
 def rebound(place: Place, name: str) -> Optional[bool]:
     """Whether ``name`` is bound in ``place``'s scope other than as a parameter (assigned,
     deleted, a loop target...); ``None`` when that cannot be told."""
-    if place.scope is None:
-        return None
-    table = scope_table(place.scope)
+    symbol = _symbol(place.scope, name) if place.scope is not None else None
+    return symbol.is_assigned() if symbol is not None else None
+
+
+def _symbol(scope: Union[cst.FunctionDef, cst.ClassDef], name: str) -> Optional[symtable.Symbol]:
+    """``name``'s entry in the symbol table of ``scope``; ``None`` when that cannot be told."""
+    table = scope_table(scope)
     if table is None:
         return None
     try:
-        return table.lookup(name).is_assigned()
-    except KeyError:
+        return table.lookup(name)
+    except KeyError:  # a mangled private name in a class body, say
         return None
 
 

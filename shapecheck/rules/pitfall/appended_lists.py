@@ -8,6 +8,7 @@ from typing import Optional
 import libcst as cst
 
 from shapecheck.rules.helpers.calls import method_call
+from shapecheck.rules.helpers.enclosing import node_path
 from shapecheck.semantic.syntax import import_binding
 from shapecheck.semantic.walk import walk
 from shapecheck.semantic.node_memo import NodeMemo
@@ -26,17 +27,6 @@ def local_append(node: cst.Call, ctx) -> Optional[tuple[str, cst.BaseExpression]
     if len(node.args) != 1 or node.args[0].keyword is not None or node.args[0].star:
         return None
     return call[0].value, node.args[0].value
-
-
-def node_path(root: cst.CSTNode, target: cst.CSTNode) -> Optional[list[cst.CSTNode]]:
-    """The nodes from ``root`` down to ``target`` (both included), or ``None``."""
-    if root is target:
-        return [root]
-    for child in root.children:
-        found = node_path(child, target)
-        if found is not None:
-            return [root] + found
-    return None
 
 
 def plain_append(function: cst.FunctionDef, append: cst.Call) -> bool:

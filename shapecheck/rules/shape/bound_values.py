@@ -18,7 +18,10 @@ from shapecheck.semantic.syntax import all_params, sub_blocks, target_names, wit
 from shapecheck.semantic.walk import child_nodes, walk
 from shapecheck.semantic.node_memo import NodeMemo
 
-__all__ = ["branch_values", "forget_indexes", "module_value", "side_assignments", "unchanged_between", "value_before"]
+__all__ = [
+    "branch_values", "declared_globals", "forget_indexes", "module_value", "side_assignments", "unchanged_between",
+    "value_before",
+]
 
 
 #: per statement (kept alive with it): the names it binds; per function body: the path of every
@@ -114,14 +117,8 @@ def value_before(ctx, name: str, node: cst.CSTNode, at_module: bool = False) -> 
         return None
     if at_module and func is not None and name not in _binders(body):
         return module_value(ctx, name)
-    for block, index in reversed(path):
-        stmt = block[index]
-        if type(stmt) is not cst.SimpleStatementLine and type(stmt) is not cst.If and _binds(stmt, name):
-            return None  # a loop, `try` or `with` around it binds it too
-        prior = _latest_binder(block, index, name)
-        if prior is not None:
-            return _plain_value(prior, name)
-    return None
+    prior = _reaching_binder(path, name)
+    return _plain_value(prior, name) if prior is not None else None
 
 
 def branch_values(ctx, name: str, node: cst.CSTNode) -> list[tuple[cst.BaseExpression, str]]:
@@ -135,14 +132,8 @@ def branch_values(ctx, name: str, node: cst.CSTNode) -> list[tuple[cst.BaseExpre
     path = _path(func.body.body, node)
     if path is None:
         return []
-    for block, index in reversed(path):
-        stmt = block[index]
-        if type(stmt) is not cst.SimpleStatementLine and type(stmt) is not cst.If and _binds(stmt, name):
-            return []
-        prior = _latest_binder(block, index, name)
-        if prior is not None:
-            return _side_values(ctx, prior, name) if type(prior) is cst.If else []
-    return []
+    prior = _reaching_binder(path, name)
+    return _side_values(ctx, prior, name) if type(prior) is cst.If else []
 
 
 _SIDES: NodeMemo[frozenset[int]] = NodeMemo(limit=4096)
@@ -197,15 +188,8 @@ def value_at_call(ctx, name: str, node: cst.CSTNode) -> Optional[cst.BaseExpress
         else:
             body = ctx.module.body
         path = _path(body, node)
-        if path is None:
-            return None
-        for block, index in reversed(path):
-            if not isinstance(block[index], (cst.SimpleStatementLine, cst.If)) and _binds(block[index], name):
-                return None
-            prior = _latest_binder(block, index, name)
-            if prior is not None:
-                return _plain_value(prior, name)
-        return None
+        prior = _reaching_binder(path, name) if path is not None else None
+        return _plain_value(prior, name) if prior is not None else None
     return None
 
 
@@ -226,12 +210,16 @@ _GLOBALS: NodeMemo[frozenset[str]] = NodeMemo()
 
 
 def _declared_global(module: cst.Module) -> frozenset[str]:
-    """The names some ``global`` statement of ``module`` declares."""
+    """The names some ``global`` statement of ``module`` declares (remembered per module)."""
     found = _GLOBALS.get(module)
     if found is None:
-        found = _GLOBALS.put(module, frozenset(g.name.value for n in walk(module, into_defs=True)
-                                               if type(n) is cst.Global for g in n.names))
+        found = _GLOBALS.put(module, declared_globals(module))
     return found
+
+
+def declared_globals(node: cst.CSTNode) -> frozenset[str]:
+    """The names the ``global`` statements inside ``node`` (nested definitions included) declare."""
+    return frozenset(g.name.value for n in walk(node, into_defs=True) if type(n) is cst.Global for g in n.names)
 
 
 def unchanged_between(ctx, name: str, earlier: cst.CSTNode, later: cst.CSTNode) -> bool:
@@ -328,6 +316,21 @@ def _binders(block: Sequence[cst.CSTNode]) -> dict[str, list[int]]:
                 binders.setdefault(bound, []).append(i)
         _BINDERS.put(block, binders)
     return binders
+
+
+def _reaching_binder(path: list[tuple[Sequence[cst.CSTNode], int]], name: str) -> Optional[cst.CSTNode]:
+    """The statement whose binding of ``name`` holds where the end of ``path`` (a :func:`_path`)
+    runs: the latest statement that binds it before the path's, in its block or an enclosing one.
+    ``None`` when nothing binds it before, or when a loop, ``try`` or ``with`` the path goes
+    through binds it too (the value may come from a later iteration or a part that ran before)."""
+    for block, index in reversed(path):
+        stmt = block[index]
+        if type(stmt) is not cst.SimpleStatementLine and type(stmt) is not cst.If and _binds(stmt, name):
+            return None
+        prior = _latest_binder(block, index, name)
+        if prior is not None:
+            return prior
+    return None
 
 
 def _latest_binder(block: Sequence[cst.CSTNode], index: int, name: str) -> Optional[cst.CSTNode]:

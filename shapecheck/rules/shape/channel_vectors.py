@@ -57,13 +57,6 @@ class ChannelVector:
         return f"{self.vector}.view(1, -1{', 1' * self.spatial})"
 
 
-def _method(class_def: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:
-    for stmt in class_def.body.body:
-        if type(stmt) is cst.FunctionDef and stmt.name.value == name:
-            return stmt
-    return None
-
-
 _ASSIGNMENTS: NodeMemo[dict[str, list[tuple[cst.FunctionDef, cst.BaseExpression]]]] = NodeMemo()
 
 

@@ -10,13 +10,10 @@ outside what the function was written for.
 
 from __future__ import annotations
 
-from typing import Optional
-
 import libcst as cst
 
 from shapecheck.semantic.eval.registry import Eval
 from shapecheck.semantic.rebinding import rebound_names
-from shapecheck.semantic.scopes import FUNCTION_SCOPE
 from shapecheck.semantic.syntax import (
     all_params, dotted_name, is_number, self_attribute_targets, target_names,
 )
@@ -95,18 +92,11 @@ def class_numbers(class_def: cst.ClassDef) -> frozenset[str]:
     return _CLASS_NUMBERS.put(class_def, found_set)
 
 
-def _current_function(ev: Eval) -> Optional[cst.FunctionDef]:
-    top = ev.model.scopes.top
-    if top.kind != FUNCTION_SCOPE or type(top.node) is not cst.FunctionDef:
-        return None
-    return top.node
-
-
 def declared_number(ev: Eval, expr: cst.BaseExpression) -> bool:
     """True when ``expr``, whose kind is unknown, is declared a number by the code: a parameter
     of the function being analysed with a number default, or ``self.<attr>`` of a class whose
     instances only ever hold a number there (see the module docstring)."""
-    func = _current_function(ev)
+    func = ev.model.scopes.analysed_function()
     if func is None:
         return False
     if type(expr) is cst.Name:

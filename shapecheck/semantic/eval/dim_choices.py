@@ -17,7 +17,6 @@ import libcst as cst
 
 from shapecheck.semantic.rebinding import rebound_names
 from shapecheck.semantic.eval.registry import Eval
-from shapecheck.semantic.scopes import FUNCTION_SCOPE
 from shapecheck.semantic.syntax import all_params, int_literal, self_attribute_targets, target_names, with_targets
 from shapecheck.semantic.walk import walk
 
@@ -181,10 +180,9 @@ def dim_choices(ev: Eval, dim_expr: cst.BaseExpression) -> Optional[list[Choice]
     """Every value a ``dim`` argument may hold, when it is a local of the function being analysed
     or ``self.<attr>`` of its class that the code only ever sets from int literals (conditional
     expressions give each branch's value); ``None`` when unknown."""
-    top = ev.model.scopes.top
-    if top.kind != FUNCTION_SCOPE or type(top.node) is not cst.FunctionDef:
+    func = ev.model.scopes.analysed_function()
+    if func is None:
         return None
-    func = top.node
     if type(dim_expr) is cst.Name:
         if any(p.name.value == dim_expr.value for p in all_params(func.params)):
             return _parameter_choices(ev, func, dim_expr.value)

@@ -16,7 +16,6 @@ import libcst as cst
 from shapecheck.semantic.eval.comprehensions import comprehension_elements
 from shapecheck.semantic.eval.registry import Eval, expression
 from shapecheck.semantic.facts import UNKNOWN, Fact
-from shapecheck.semantic.scopes import FUNCTION_SCOPE
 from shapecheck.semantic.walk import walk
 
 __all__ = ["list_comprehension", "unchanged_elements"]
@@ -36,12 +35,11 @@ def unchanged_elements(ev: Eval, expr: cst.BaseExpression) -> Optional[list[Fact
     if type(expr) is not cst.Name:
         return None
     held = ev.fact(expr)
-    top = ev.model.scopes.top
-    if held.elems is None or held.maybe_pair or held.kind is not None or held.value is not None \
-            or top.kind != FUNCTION_SCOPE or type(top.node) is not cst.FunctionDef:
+    func = ev.model.scopes.analysed_function()
+    if held.elems is None or held.maybe_pair or held.kind is not None or held.value is not None or func is None:
         return None
     name = expr.value
-    return list(held.elems) if not any(_changes(node, name) for node in walk(top.node.body, into_defs=True)) \
+    return list(held.elems) if not any(_changes(node, name) for node in walk(func.body, into_defs=True)) \
         else None
 
 

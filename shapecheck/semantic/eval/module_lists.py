@@ -17,7 +17,7 @@ import libcst as cst
 from shapecheck.semantic.eval.nn_modules import local_module
 from shapecheck.semantic.eval.registry import Eval
 from shapecheck.semantic.facts import MODULE, Fact
-from shapecheck.semantic.syntax import dotted_name, positional
+from shapecheck.semantic.syntax import dotted_name, method_def, positional
 from shapecheck.semantic.walk import walk
 
 _MODULE_LIST = "torch.nn.ModuleList"
@@ -30,7 +30,7 @@ def module_list_element(ev: Eval, iter_expr: cst.BaseExpression) -> Optional[Fac
     class_def = ev.model.class_def
     if dotted is None or not dotted.startswith("self.") or dotted.count(".") != 1 or class_def is None:
         return None
-    init = next((s for s in class_def.body.body if type(s) is cst.FunctionDef and s.name.value == "__init__"), None)
+    init = method_def(class_def, "__init__")
     if init is None:
         return None
     shapes: list[Optional[tuple[str, ...]]] = []

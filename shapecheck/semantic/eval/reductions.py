@@ -22,7 +22,6 @@ from shapecheck.semantic.eval.registry import Eval, method
 from shapecheck.semantic.facts import (
     CPU, FLOAT, INT, NO_GRAD, TENSOR, TUPLE, DtypeKind, Fact, Reduction,
 )
-from shapecheck.semantic.scopes import FUNCTION_SCOPE
 from shapecheck.semantic.syntax import (
     CallArgs, all_params, dotted_name, int_literal, is_number,
 )
@@ -63,10 +62,9 @@ def _dim_axes(ev: Eval, dim_expr: cst.BaseExpression) -> Optional[Axes]:
 def parameter_default(ev: Eval, name: str) -> Optional[int]:
     """The int literal default of parameter ``name`` of the function being analysed, when the
     function never binds ``name`` again (it holds what the call passed)."""
-    top = ev.model.scopes.top
-    if top.kind != FUNCTION_SCOPE or type(top.node) is not cst.FunctionDef:
+    func = ev.model.scopes.analysed_function()
+    if func is None:
         return None
-    func = top.node
     for p in all_params(func.params):
         if p.name.value == name and p.default is not None:
             default = int_literal(p.default)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from shapecheck.rules.shape.bound_values import branch_values, forget_indexes, module_value, value_before
+from shapecheck.rules.shape.bound_values import (
+    branch_values, declared_globals, forget_indexes, module_value, value_before,
+)
 from shapecheck.semantic.walk import walk
 
 
@@ -94,3 +96,11 @@ def test_module_value_of_a_name_bound_once_and_never_declared_global() -> None:
     code = "SCALE = 2.0\nSCALE = 3.0\ndef f(x):\n    use(SCALE)\n"
     ctx, _name = _at(code, "SCALE")
     assert module_value(ctx, "SCALE") is None
+
+
+def test_declared_globals_reads_every_global_statement_below_a_node():
+    module = cst.parse_module("def f():\n    global a, b\n    def g():\n        global c\nclass K:\n"
+                              "    def m(self):\n        global d\nx = 1\n")
+    assert declared_globals(module) == frozenset({"a", "b", "c", "d"})
+    assert declared_globals(module.body[0]) == frozenset({"a", "b", "c"})
+    assert declared_globals(module.body[2]) == frozenset()
