@@ -15,7 +15,9 @@ Sections:
   MPS, Tucker, CP, a 5-tensor network...) at the sizes asked for (small: overhead-bound;
   medium; large, with ``--large``: 1e5 to 4e6 elements), float32 and float64, contiguous and
   transposed operands (the last two dims swapped; 1-D operands a stride-2 slice);
-- dynamic shapes: a never-seen sequence length or batch on every call;
+- dynamic shapes: a never-seen sequence length or batch on every call, the same shapes in
+  the same order for both contenders (each on its own operands); the target is the median
+  of the per-shape ratios (the ratio of medians is printed too);
 - a cyclic working set of more shapes than the plan cache holds;
 - forward plus backward (``torch.autograd.grad``);
 - peak memory of one call: on CPU the allocator events of ``torch.profiler`` (profile_memory),
@@ -370,37 +372,49 @@ def dynamic_rows(args) -> list:
         specs = specs[:3]
     per_block = 40 if args.quick else 50
     reps = 5 if args.quick else 11
-    # every (batch, seq) pair is used once, in a shuffled order: warm-up, then each block
+    # every (batch, seq) pair is used once, in a shuffled order: warm-up, then each round. Both
+    # contenders get the same shapes in the same order (call i of each has shape i), each on its
+    # own copy of the operands: with one shared pool (as before round 7) each side got a different
+    # random half of the shapes, whose sizes span 1,600x, so the ratio of medians moved by
+    # +-10% with the draw alone (1.02-1.12x for a plan measured 8-12 us cheaper per call).
     pairs = [(b, n) for n in range(1, 201) for b in range(1, 9)]
     random.Random(0).shuffle(pairs)
-    need = per_block * reps * 2 + 8
+    need = per_block * reps + 4
     rows = []
     for name, spec, shapes_of in specs:
-        pool = [[torch.randn(s, device=args.device) for s in shapes_of(b, n)] for b, n in pairs[:need]]
-        times = _dynamic_blocks(_fresh_contenders(spec, pool), reps, per_block, args.device)
+        gen = torch.Generator(device=args.device).manual_seed(1)
+        shapes = [shapes_of(b, n) for b, n in pairs[:need]]
+        pools = [[[torch.randn(s, device=args.device, generator=gen) for s in call] for call in shapes]
+                 for _ in range(2)]
+        times = _dynamic_blocks(_fresh_contenders(spec, *pools), reps, per_block, args.device)
         stats = {k: summary(v) for k, v in times.items()}
         ratio = stats["shapecheck"]["median"] / stats["torch.einsum"]["median"]
-        rows.append({"case": name, "spec": spec, "ratio": ratio, "stats": stats})
-        print("  %-40s %6.2fx" % (name, ratio), flush=True)
+        paired_ratio = statistics.median(
+            ours / theirs for ours, theirs in zip(times["shapecheck"], times["torch.einsum"]))
+        rows.append({"case": name, "spec": spec, "ratio": ratio, "paired_ratio": paired_ratio, "stats": stats})
+        print("  %-40s %6.2fx  (median of per-shape ratios %.2fx; %s)" % (
+            name, ratio, paired_ratio, ", ".join("%s %s" % (k, _fmt(v)) for k, v in stats.items())), flush=True)
     return rows
 
 
-def _fresh_contenders(spec: str, pool: list) -> dict:
-    """shapecheck and torch.einsum, each call on the next operands of ``pool`` (never reused)."""
-    cursor = iter(pool)
+def _fresh_contenders(spec: str, ours: list, theirs: list) -> dict:
+    """shapecheck on the next operands of ``ours`` and torch.einsum on the next of ``theirs``
+    (never reused; the two pools hold the same shapes in the same order)."""
+    mine, other = iter(ours), iter(theirs)
     return {
-        "shapecheck": lambda: shapecheck.einsum(spec, *next(cursor)),
-        "torch.einsum": lambda: torch.einsum(spec, *next(cursor)),
+        "shapecheck": lambda: shapecheck.einsum(spec, *next(mine)),
+        "torch.einsum": lambda: torch.einsum(spec, *next(other)),
     }
 
 
 def alternating_calls(contenders: dict, calls: int, device: str) -> dict:
     """Per-call times (us) of ``calls`` calls of each contender, alternating call by call (the
-    order flips on every round), each call timed alone: a call preempted by another process is
-    an outlier that the median ignores."""
+    order flips on every round), each call timed alone. On CPU the clock is the calling
+    thread's CPU time (``time.thread_time``: torch runs on this one thread here), which time
+    spent preempted by another process does not inflate; on CUDA it is the wall clock."""
     times: dict = {name: [] for name in contenders}
     names = list(contenders)
-    clock = time.perf_counter
+    clock = time.thread_time if device == "cpu" and torch.get_num_threads() == 1 else time.perf_counter
     for i in range(calls):
         for name in (names if i % 2 == 0 else names[::-1]):
             fn = contenders[name]
@@ -433,9 +447,11 @@ def cyclic_rows(args) -> list:
     times = alternating_calls(contenders, count // 2 if args.quick else count, args.device)
     stats = {k: summary(v) for k, v in times.items()}
     ratio = stats["shapecheck"]["median"] / stats["torch.einsum"]["median"]
+    paired_ratio = statistics.median(
+        ours / theirs for ours, theirs in zip(times["shapecheck"], times["torch.einsum"]))
     name = "cycle of %d shapes, %s (plan cache %d)" % (count, spec, limit)
-    print("  %-40s %6.2fx" % (name, ratio), flush=True)
-    return [{"case": name, "spec": spec, "ratio": ratio, "stats": stats}]
+    print("  %-40s %6.2fx  (median of per-shape ratios %.2fx)" % (name, ratio, paired_ratio), flush=True)
+    return [{"case": name, "spec": spec, "ratio": ratio, "paired_ratio": paired_ratio, "stats": stats}]
 
 
 def _cycling(fn: Callable, spec: str, pool: list) -> Callable:
@@ -524,8 +540,13 @@ def memory_rows(args, size: str) -> list:
 
 
 def per_call(fn, number: int, repeat: int) -> float:
-    """Best per-call time in microseconds over ``repeat`` runs of ``number`` calls."""
-    return min(timeit.repeat(fn, number=number, repeat=repeat)) / number * 1e6
+    """Best per-call time in microseconds over ``repeat`` runs of ``number`` calls (CPU only).
+
+    With one torch thread the clock is this thread's CPU time (``time.thread_time``), which
+    time spent preempted by the other processes of a shared machine does not inflate; on an
+    idle machine it equals the wall clock."""
+    clock = time.thread_time if torch.get_num_threads() == 1 else time.perf_counter
+    return min(timeit.Timer(fn, timer=clock).repeat(number=number, repeat=repeat)) / number * 1e6
 
 
 def paired(ours, theirs, number: int, repeat: int) -> tuple:
@@ -573,7 +594,8 @@ def check_rows(quick: bool) -> list:
     bare_a, ours = paired(lambda: plain(x, y), lambda: ours_fn(x, y), n, 7)
     theirs = per_call(lambda: theirs_fn(x, y), max(1, n // 10), 7)
     bare = min(bare_a, per_call(lambda: plain(x, y), n, 7))
-    rows = [("@check overhead per call  (b c),(c d)->(b d)", ours - bare, theirs - bare, 0.2)]
+    # issue 15's 0.1x of jaxtyping+beartype, stricter than DESIGN.md's 0.2x
+    rows = [("@check overhead per call  (b c),(c d)->(b d)", ours - bare, theirs - bare, 0.1)]
     previous = os.environ.get("SHAPECHECK_DISABLE")
     os.environ["SHAPECHECK_DISABLE"] = "1"
     try:
@@ -671,7 +693,9 @@ def main(argv=None) -> int:
                                        (": " + "; ".join("%s %s %s: %s" % (r["case"], r["size"], r["layout"], r["note"])
                                                          for r in wrong[:4])) if wrong else ""))
     for row in dynamic + cyclic:
-        target("dynamic shapes <= 1.00x torch.einsum: " + row["case"], row["ratio"] <= 1.0, "%.2fx" % row["ratio"])
+        target("dynamic shapes <= 1.00x torch.einsum (median of per-shape ratios): " + row["case"],
+               row["paired_ratio"] <= 1.0,
+               "%.2fx; ratio of medians %.2fx" % (row["paired_ratio"], row["ratio"]))
     for row in backward:
         target("forward+backward <= %.2fx best: %s %s" % (ROW_TARGET, row["case"], row["layout"]),
                row["ratio"] <= ROW_TARGET, "%.2fx of %s" % (row["ratio"], row["best"]))
@@ -680,7 +704,7 @@ def main(argv=None) -> int:
                "%d B vs %d B (%.2fx)" % (row["shapecheck_bytes"], row["torch_bytes"], row["ratio"]))
     for name, ours, theirs, goal in design:
         ratio = ours / theirs if theirs > 0 else float("inf")
-        target("DESIGN.md: %s <= %.2fx" % (name, goal), ratio <= goal + 1e-9,
+        target("DESIGN.md / issue 15: %s <= %.2fx" % (name, goal), ratio <= goal + 1e-9,
                "%.2f us vs %.2f us (%.3fx)" % (ours, theirs, ratio))
     print("\n== targets ==")
     for item in results:

@@ -190,10 +190,41 @@ def _compile(parsed, ones: tuple, memory: tuple, dtype, device, path) -> Structu
         bind = compile_plan(source)
         got = bind([tuple(p.shape) for p in probes])(*probes)
         if got.shape == want.shape and got.stride() == want.stride():
-            return Structure(bind, source, _size_test(parsed, ones))
+            return _with_other_order(
+                Structure(bind, source, _size_test(parsed, ones)), parsed, ones, memory, layout, probes, got)
     except Exception:  # a plan torch's kernels reject: torch.einsum decides (and explains)
         pass
     return _torch_structure(parsed, ones, equation, path, fallback)
+
+
+def _with_other_order(direct: Structure, parsed, ones: tuple, memory: tuple, layout, probes, want) -> Structure:
+    """``direct``, or for two operands whose other order multiplies without copying an operand
+    (``build_source(swapped=True)``, e.g. ``bhij,hg->bgij`` as ``[g, h] x [b, h, i j]``) a
+    structure whose ``bind`` takes, for each call's sizes, the plan the kernel cost model
+    (:mod:`kernel_costs`) says is cheaper, the other order's copy into torch's layout counted.
+    The other plan must give the direct one's values and strides on the probe operands."""
+    if len(ones) != 2 or layout is None or getattr(direct.bind, "cost", None) is None:
+        return direct
+    try:
+        source = build_source(parsed.inputs, parsed.output, ones, None, _orders(memory), layout, swapped=True)
+    except ValueError:  # no other order that avoids a copy of an operand
+        return direct
+    other = compile_plan(source)
+    got = other([tuple(p.shape) for p in probes])(*probes)
+    if got.shape != want.shape or got.stride() != want.stride() or not torch.allclose(got, want):
+        return direct
+    bind_direct, cost_direct, cost_other = direct.bind, direct.bind.cost, other.cost  # type: ignore[attr-defined]
+
+    def bind(shapes):
+        return other(shapes) if cost_other(shapes) < cost_direct(shapes) else bind_direct(shapes)
+
+    def source_for(shapes):
+        return source if cost_other(shapes) < cost_direct(shapes) else direct.source
+    bind.cost = cost_direct  # type: ignore[attr-defined]
+    bind.source_for = source_for  # type: ignore[attr-defined]
+    text = "%s# when the kernel cost model (kernel_costs.py) rates it cheaper for the sizes:\n%s" % (
+        direct.source, source)
+    return Structure(bind, text, direct.fits)
 
 
 def _torch_structure(parsed, ones: tuple, equation: str, path, fallback: Callable) -> Structure:

@@ -31,6 +31,8 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, Optional, Sequence
 
+from shapecheck.torch_runtime.kernel_costs import copy_cost, mm_cost
+
 ELLIPSIS = "..."
 
 
@@ -88,6 +90,8 @@ class _Emitter:
         self.count = 0
         self.products: dict = {}
         self.squeezes: dict = {}  # var -> (source var, source dims kept, source rank)
+        self.kernels: list = []  # (batch, m, k, n) size symbols of each product, for the cost model
+        self.copies: list = []  # size symbols of each copy into torch's layout, for the cost model
 
     def copy(self) -> "_Emitter":
         twin = _Emitter()
@@ -95,6 +99,8 @@ class _Emitter:
         twin.count = self.count
         twin.products = dict(self.products)
         twin.squeezes = dict(self.squeezes)
+        twin.kernels = list(self.kernels)
+        twin.copies = list(self.copies)
         return twin
 
     def fresh(self) -> str:
@@ -209,13 +215,15 @@ def _in_memory_order(op: _Operand, labels: list) -> list:
 
 
 def _contract_pair(
-    em: _Emitter, a: _Operand, b: _Operand, keep: set, layout: Optional[list] = None
+    em: _Emitter, a: _Operand, b: _Operand, keep: set, layout: Optional[list] = None, mirror: bool = False
 ) -> Optional[_Operand]:
     """Contract two operands; labels in ``keep`` survive, shared labels not in it are summed.
 
     The result holds its labels as batch, then ``a``'s own, then ``b``'s own, contiguous in that
     order. ``layout`` (the last step's) names that order; ``None`` is returned when it cannot be
-    met with ``a`` first."""
+    met with ``a`` first. ``mirror`` lets ``b``'s summed dims lying between its own dims in memory
+    run as ``a`` times ``b`` viewed as (outer, summed, inner), broadcast over outer (the result
+    then holds outer, ``a``'s own, inner: see :func:`_mirrored_product`)."""
     in_b = set(b.labels)
     in_a = set(a.labels)
     a = _sum_labels(em, a, {label for label in a.labels if label not in in_b and label not in keep})
@@ -258,10 +266,14 @@ def _contract_pair(
     m = em.product(a_sizes)
     n = em.product(b_sizes)
     split = _split_around_summed(a, a_only, summed) if not batch and b_only else None
+    mirrored = _split_around_summed(b, b_only, summed) if mirror and not batch and a_only and layout is None else None
+    if mirrored is not None:
+        return _mirrored_product(em, a, b, mirrored, summed, a_only, size, k, m)
     if split is not None:
         return _transposed_product(em, a, b, split, summed, b_only, size, k, n, out_sizes)
     a = _permute(em, a, batch + a_only + summed)
     b = _permute(em, b, batch + summed + b_only)
+    em.kernels.append((tuple(batch_sizes), m, k, n))
     if len(batch) > 1 and len(a_only) == 1 and len(b_only) == 1 and len(summed) == 1:
         var = em.assign("%s.matmul(%s)" % (a.var, b.var))
         return _Operand(var, out_labels, out_sizes)
@@ -312,6 +324,7 @@ def _transposed_product(
     outer, inner = split
     a = _permute(em, a, outer + summed + inner)
     mi = em.product(size[label] for label in inner)
+    em.kernels.append((tuple(size[label] for label in outer), mi, k, n))
     if outer:
         nb = em.product(size[label] for label in outer)
         a_var = em.assign("%s.mT" % _reshape(em, a.var, a.sizes, [nb, k, mi]))
@@ -324,6 +337,35 @@ def _transposed_product(
     var = em.assign("%s.%s(%s)" % (a_var, "matmul" if outer else "mm", b_var))
     var = _reshape(em, var, shape, out_sizes)
     return _Operand(var, outer + inner + list(b_only), out_sizes)
+
+
+def _mirrored_product(
+    em: _Emitter, a: _Operand, b: _Operand, split: tuple, summed: list, a_only: list, size: dict,
+    k: str, m: str,
+) -> _Operand:
+    """``a`` times ``b`` (memory order outer, summed, inner): ``[m, k]`` times ``b`` viewed as
+    ``(outer, k, inner)``, one ``matmul`` broadcast over outer with no copy of ``b`` (the
+    orientation ``tensordot`` takes for ``bhij,hg->bgij``). The result holds outer, ``a``'s own,
+    inner."""
+    outer, inner = split
+    b = _permute(em, b, outer + summed + inner)
+    ni = em.product(size[label] for label in inner)
+    em.kernels.append((tuple(size[label] for label in outer), m, k, ni))
+    a = _permute(em, a, a_only + summed)
+    a_var = _reshape(em, a.var, a.sizes, [m, k])
+    if outer:
+        nb = em.product(size[label] for label in outer)
+        b_var = _reshape(em, b.var, b.sizes, [nb, k, ni])
+        shape = [nb, m, ni]
+    else:
+        b_var = _reshape(em, b.var, b.sizes, [k, ni])
+        shape = [m, ni]
+    var = em.assign("%s.matmul(%s)" % (a_var, b_var))
+    em.lines[-1] += "  # mirrored"
+    labels = outer + a_only + inner
+    sizes = [size[label] for label in labels]
+    var = _reshape(em, var, shape, sizes)
+    return _Operand(var, labels, sizes)
 
 
 def _finish(em: _Emitter, op: _Operand, out: Sequence[str]) -> _Operand:
@@ -440,6 +482,7 @@ def build_source(
     path: Optional[Sequence[tuple[int, int]]] = None,
     memory: Optional[Sequence[Sequence[int]]] = None,
     layout: Optional[Sequence[int]] = None,
+    swapped: bool = False,
 ) -> str:
     """Python source of ``bind(shapes)``, which returns a function ``run(x0, x1, ...)``
     computing the einsum for operands of those shapes.
@@ -453,6 +496,12 @@ def build_source(
     the largest stride to the smallest (summed and batch dims are flattened in that order, so
     a reshape stays a view); ``layout`` lists the output's dims the same way, as the result's
     strides should be (torch.einsum's), when the last step can produce it directly.
+
+    ``swapped`` (two operands, with ``layout``) multiplies them in the other order than the one
+    that produces ``layout`` directly, then copies the result into ``layout``: the plan the
+    kernel cost model weighs against the direct one (:mod:`kernel_costs`). The source then also
+    defines ``cost(shapes)``, that model's estimate in microseconds, as it does for every plan
+    with a product.
     """
     shapes_like = [["."] * len(flags) for flags in ones]
     terms, out = expand_ellipsis(inputs, output, shapes_like)
@@ -488,9 +537,17 @@ def build_source(
             keep.update(other.labels)
         last = not live
         best: Optional[tuple[int, _Emitter, _Operand]] = None
-        for first, second in ((a, b), (b, a)):
+        orders: tuple[tuple[_Operand, _Operand], ...] = ((a, b), (b, a))
+        if swapped and last and final_layout is not None:
+            direct = [pair for pair in orders
+                      if _contract_pair(em.copy(), pair[0], pair[1], keep, final_layout) is not None]
+            if len(direct) != 1:
+                raise ValueError("no other order than the direct one")
+            orders = tuple(pair for pair in orders if pair not in direct)
+            final_layout = None
+        for first, second in orders:
             trial = em.copy()
-            result = _contract_pair(trial, first, second, keep, final_layout if last else None)
+            result = _contract_pair(trial, first, second, keep, final_layout if last else None, swapped and last)
             if result is None:
                 continue
             if last:
@@ -510,6 +567,13 @@ def build_source(
             live.append(result)
     final = live[0] if len(ops) > 1 else _finish(em, live[0], out)
     var = final.var
+    if swapped and not any(line.endswith("# mirrored") for line in em.lines):
+        raise ValueError("the other order has no mirrored product: it differs only by a copy")
+    if swapped and layout is not None:
+        inverse = [list(layout).index(d) for d in range(len(layout))]
+        var = em.assign("%s.permute(%s).contiguous().permute(%s)" % (
+            var, _ints([str(d) for d in layout]), _ints([str(d) for d in inverse])))
+        em.copies.append(tuple(full[label] for label in out))
     if var.startswith("x"):
         var = em.assign("%s.view_as(%s)" % (var, var))
     args = ", ".join("x%d" % i for i in range(len(ops)))
@@ -525,12 +589,34 @@ def build_source(
         prelude.append("    %s = %s" % (name, " * ".join(factors)))
     lines = _free_dead(_fold_reshapes(_fold_squeezes(em.lines, em.squeezes)), var)
     body = ["    " + line for line in lines] + ["        return " + var]
-    return "def bind(shapes):\n%s\n    def run(%s):\n%s\n    return run\n" % (
-        "\n".join(prelude) if prelude else "    pass", args, "\n".join(body))
+    return "def bind(shapes):\n%s\n    def run(%s):\n%s\n    return run\n%s" % (
+        "\n".join(prelude) if prelude else "    pass", args, "\n".join(body), _cost_source(em, terms, ones, full))
+
+
+def _cost_source(em: _Emitter, terms: list, ones: Sequence[Sequence[bool]], full: dict) -> str:
+    """Source of ``cost(shapes)``: the kernel cost model's estimate (microseconds) of the
+    plan's products and copies for these shapes; empty when the plan has no product."""
+    if not em.kernels:
+        return ""
+    lines = []
+    for label, symbol in full.items():
+        if symbol == "1":
+            continue
+        where = next((i, d) for i, (term, flags) in enumerate(zip(terms, ones))
+                     for d, (lab, one) in enumerate(zip(term, flags)) if lab == label and not one)
+        lines.append("    %s = shapes[%d][%d]" % (symbol, where[0], where[1]))
+    for factors, name in em.products.items():
+        lines.append("    %s = %s" % (name, " * ".join(factors)))
+    parts = ["mm_cost(%s, %s, %s, %s)" % (" * ".join(batch) or "1", m, k, n) for batch, m, k, n in em.kernels]
+    parts += ["copy_cost(%s)" % (" * ".join(sizes) or "1") for sizes in em.copies]
+    return "def cost(shapes):\n%s\n    return %s\n" % ("\n".join(lines) or "    pass", " + ".join(parts))
 
 
 def compile_plan(source: str, name: str = "shapecheck_einsum_plan") -> Callable:
-    """Compile the source from :func:`build_source` into its ``bind(shapes)`` function."""
-    namespace: dict = {}
+    """Compile the source from :func:`build_source` into its ``bind(shapes)`` function; the
+    source's ``cost(shapes)``, if any, becomes ``bind.cost``."""
+    namespace: dict = {"mm_cost": mm_cost, "copy_cost": copy_cost}
     exec(compile(source, "<%s>" % name, "exec"), namespace)
-    return namespace["bind"]
+    bind = namespace["bind"]
+    bind.cost = namespace.get("cost")
+    return bind

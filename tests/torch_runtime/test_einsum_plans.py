@@ -260,3 +260,90 @@ def test_assert_shape_reads_the_environment_once(monkeypatch):
     assert not runtime_check.disabled()
     with pytest.raises(shapecheck.SignatureShapeError):
         shapecheck.assert_shape(t, "a")
+
+
+@pytest.mark.parametrize("spec, shapes, other_order", [
+    # head mixing: the direct plan multiplies [b, i j, h] x [h, g] (tall, N = g = 8); the other
+    # order [g, h] x [b, h, i j] (wide) plus a copy into torch's layout is cheaper once large
+    ("bhij,hg->bgij", [(4, 8, 64, 64), (8, 8)], True),
+    ("bhij,hg->bgij", [(2, 8, 4, 4), (8, 8)], False),  # tiny: the copy's call costs more
+    ("hij,hg->ijg", [(8, 128, 128), (8, 4)], True),
+    ("hij,hg->gij", [(8, 128, 128), (8, 4)], False),  # torch's layout is the wide product's: one plan
+    ("bhid,bhjd->bhij", [(2, 2, 64, 8), (2, 2, 64, 8)], False),  # no order avoids a copy: one plan
+])
+def test_the_kernel_cost_model_picks_the_order(spec, shapes, other_order):
+    a, w = (torch.randn(shape, dtype=torch.float64, requires_grad=True) for shape in shapes)
+    source = shapecheck.plan_source(spec, a, w)
+    assert ("# mirrored" in source) == other_order, source
+    assert (".contiguous()" in source) == other_order
+    got, want = shapecheck.einsum(spec, a, w), torch.einsum(spec, a, w)
+    torch.testing.assert_close(got, want)
+    assert got.stride() == want.stride()
+    grads = torch.autograd.grad(got.sum(), (a, w))
+    torch.testing.assert_close(grads, torch.autograd.grad(want.sum(), (a, w)))
+
+
+def test_the_kernel_cost_model_ranks_tall_products_above_wide_ones():
+    from shapecheck.torch_runtime.kernel_costs import copy_cost, mm_cost
+    # bhij,hg->bgij at b4 h8 i64 j64 g8: the tall direct product against the wide one plus copy
+    direct, other = mm_cost(4, 64 * 64, 8, 8), mm_cost(4, 8, 8, 64 * 64) + copy_cost(4 * 8 * 64 * 64)
+    assert other < direct
+    # at b2 h8 i4 j4 g8 the copy's fixed cost decides the other way
+    assert mm_cost(2, 16, 8, 8) < mm_cost(2, 8, 8, 16) + copy_cost(2 * 8 * 16)
+
+
+@st.composite
+def two_operand_calls(draw):
+    """Two operands whose labels often sit around a summed label in the second (the pattern
+    where the other order multiplies without copying an operand), in various layouts."""
+    letters = "abcde"
+    size = {c: draw(st.integers(2, 4)) for c in letters}
+    if draw(st.booleans()):  # outer, summed, inner in the first; summed and own in the second
+        order = draw(st.permutations(letters))
+        n_outer, n_summed, n_inner = draw(st.integers(0, 1)), draw(st.integers(1, 2)), draw(st.integers(1, 2))
+        outer, summed = order[:n_outer], order[n_outer:n_outer + n_summed]
+        inner, own = order[n_outer + n_summed:n_outer + n_summed + n_inner], order[n_outer + n_summed + n_inner:][:1]
+        first = "".join(outer + summed + inner)
+        second = "".join(draw(st.permutations(summed + own)))
+        output = "".join(draw(st.permutations(outer + inner + own)))
+        shapes = [[size[c] for c in first], [size[c] for c in second]]
+        layouts = [draw(st.sampled_from(["contiguous", "transposed", "sliced"])) for _ in shapes]
+        return "%s,%s->%s" % (first, second, output), shapes, layouts
+    first = "".join(draw(st.permutations(letters))[:draw(st.integers(1, 3))])
+    second = "".join(draw(st.permutations(letters))[:draw(st.integers(1, 4))])
+    used = sorted(set(first + second))
+    output = "".join(draw(st.permutations(used))[:draw(st.integers(1, len(used)))])
+    shapes = [[size[c] for c in first], [size[c] for c in second]]
+    layouts = [draw(st.sampled_from(["contiguous", "transposed", "sliced"])) for _ in shapes]
+    return "%s,%s->%s" % (first, second, output), shapes, layouts
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(two_operand_calls())
+@example(("bhij,hg->bgij", [[2, 3, 4, 2], [3, 2]], ["contiguous", "contiguous"]))
+@example(("bhij,hg->bgij", [[2, 3, 4, 2], [3, 2]], ["transposed", "contiguous"]))
+def test_the_other_order_matches_torch_whenever_it_is_taken(call):
+    spec, shapes, layouts = call
+    from shapecheck.torch_runtime import plan
+    saved = plan.copy_cost
+    plan.copy_cost = lambda elements: -1e12  # the cost model then always takes the other order
+    try:
+        shapecheck.clear_cache()
+        gen = torch.Generator().manual_seed(0)
+        ops = [_operand(list(s), how, torch.float64, gen).requires_grad_() for s, how in zip(shapes, layouts)]
+        _compare(spec, ops)
+    finally:
+        plan.copy_cost = saved
+        shapecheck.clear_cache()
+
+
+def test_the_other_order_is_taken_when_the_model_says_so(monkeypatch):
+    from shapecheck.torch_runtime import plan
+    monkeypatch.setattr(plan, "copy_cost", lambda elements: -1e12)
+    shapecheck.clear_cache()
+    p, w = torch.randn(2, 3, 4, 2, dtype=torch.float64), torch.randn(3, 2, dtype=torch.float64)
+    assert "# mirrored" in shapecheck.plan_source("bhij,hg->bgij", p, w)
+    got, want = shapecheck.einsum("bhij,hg->bgij", p, w), torch.einsum("bhij,hg->bgij", p, w)
+    torch.testing.assert_close(got, want)
+    assert got.stride() == want.stride()
+    shapecheck.clear_cache()
