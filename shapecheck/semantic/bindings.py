@@ -10,6 +10,7 @@ from typing import Optional
 import libcst as cst
 
 from shapecheck.semantic.annotations import annotation_fact
+from shapecheck.semantic.dict_values import stored, tracked_dicts, unheld
 from shapecheck.semantic.eval.data_loading import batch_fields
 from shapecheck.semantic.eval.sizes import named_sizes
 from shapecheck.semantic.eval.unpacking import unpacked_rows
@@ -83,10 +84,14 @@ class Binder:
         if type(target) is cst.Name:
             if value.kind == STR and value.device is not None:
                 value = Fact(kind=DEVICE, device=value.device, value=value.value)
+            if value.mapped is not None:
+                scope = self.model.function or self.model.tree
+                if scope is None or target.value not in tracked_dicts(scope):
+                    value = value.with_(mapped=None)
             self.set(target.value, value)
             return
         if type(target) is cst.Attribute:
-            self._bind_attribute(target, value)
+            self._bind_attribute(target, unheld(value))  # `self.d[k] = v` elsewhere updates no fact
             return
         if type(target) is cst.Tuple or type(target) is cst.List:
             self._bind_unpacked(target, value)
@@ -95,6 +100,9 @@ class Binder:
             owner = dotted_name(target.value)
             if owner is not None:
                 cur = self.fact(target.value)
+                if cur.mapped is not None and type(target.value) is cst.Name:
+                    self.set(owner, cur.with_(mapped=stored(cur.mapped, value)))  # `out[k] = v`
+                    return
                 if cur.kind == TENSOR and value.kind == TENSOR and value.grad in (LEAF_REQUIRES_GRAD, NON_LEAF) \
                         and cur.grad == NO_GRAD and self.model.grad_enabled:
                     self.set(owner, cur.with_(grad=NON_LEAF))

@@ -378,6 +378,9 @@ def _for_caller(f: Fact, bound: dict[str, Fact], arg_exprs: dict[str, cst.BaseEx
                                                      f.reduction.axes, call, alternatives=f.reduction.alternatives)
     if foreign and f.kind == MODULE and f.qual is not None and not f.qual.startswith("torch."):
         changes["qual"] = None
+    if f.mapped:
+        kept = _for_caller(f.mapped[0], bound, arg_exprs, call, foreign, depth + 1) if depth < 2 else None
+        changes["mapped"] = (kept,) if kept is not None else None
     if f.elems is not None:
         if depth >= 2:
             changes["elems"] = None

@@ -29,6 +29,7 @@ from shapecheck.semantic import shape_ops as O
 # the modules of the evaluator register their handlers when imported
 from shapecheck.semantic.eval import calls, elementwise, expressions, layout  # noqa: F401
 from shapecheck.semantic.eval import factories, reductions, shape_methods, tensor_methods  # noqa: F401
+from shapecheck.semantic.eval import dict_literals  # noqa: F401
 from shapecheck.semantic.eval.factories import factory_sizes
 from shapecheck.semantic.eval.registry import EXPRESSIONS
 from shapecheck.semantic.eval.shape_methods import view_target, view_verdict

@@ -54,6 +54,9 @@ Fields (all optional):
 - ``placed_by``: for a module that the file moves to a device (and its parameters, buffers and
   submodules, in its methods): where the file moves it, for messages
   (:mod:`~shapecheck.semantic.module_state`); a :class:`Noted` text whose ``node`` is the move.
+- ``mapped``: for a dict the function fills by item assignment only
+  (:mod:`~shapecheck.semantic.dict_values`): ``()`` while it is empty, else the one-element tuple
+  of the join of every value stored in it (what any item read gives).
 
 The words of each closed vocabulary are :class:`Word` enums that compare, hash, print and
 serialise as their text (``Kind.TENSOR == "tensor"``, ``f"{CPU}"`` is ``cpu``).
@@ -255,6 +258,15 @@ def join_shape(x: Optional[Shape], y: Optional[Shape]) -> Optional[Shape]:
     return Shape(tuple(a if a == b else None for a, b in zip(x.dims, y.dims)))
 
 
+def join_mapped(xs: Optional[tuple[Fact, ...]], ys: Optional[tuple[Fact, ...]]) -> Optional[tuple[Fact, ...]]:
+    """Join rule for the values of a dict: an empty dict (``()``) adds none; else the join of both."""
+    if xs is None or ys is None:
+        return None
+    if not xs or not ys:
+        return xs or ys
+    return (join(xs[0], ys[0]),)
+
+
 def join_each(xs: Optional[tuple[Fact, ...]], ys: Optional[tuple[Fact, ...]]) -> Optional[tuple[Fact, ...]]:
     """Join rule for sequences of facts of the same known length: element by element."""
     if xs is None or ys is None or len(xs) != len(ys):
@@ -322,6 +334,8 @@ class Fact:
     #: for a module the file moves, and the tensors that move with it: why ``device`` says where
     #: it is, as messages say it (``"`Emb` is moved to CUDA at line 14"``)
     placed_by: Optional[str] = _fact(equal)
+    #: for a dict filled by item assignment only: ``()`` when empty, else ``(the join of its values,)``
+    mapped: Optional[tuple["Fact", ...]] = _fact(join_mapped)
 
     def with_(self, **changes: Any) -> "Fact":
         """A copy with some fields changed."""

@@ -231,6 +231,7 @@ def _facts(elems) -> st.SearchStrategy[Fact]:
     fields["reduction"] = st.sampled_from(_REDUCTIONS)
     if elems is not None:
         fields["elems"] = st.lists(st.one_of(elems, st.sampled_from(_SHARED)), min_size=1, max_size=2).map(tuple)
+        fields["mapped"] = st.lists(st.one_of(elems, st.sampled_from(_SHARED)), min_size=0, max_size=1).map(tuple)
     return st.fixed_dictionaries({}, optional=fields).map(lambda kw: Fact(**kw))
 
 
@@ -242,13 +243,14 @@ _LAW_FIELDS = [f.name for f in dataclasses.fields(Fact) if f.name != "moved_by"]
 def _said(f: Fact) -> tuple:
     """What ``f`` says, elements included: for comparing facts built separately."""
     return tuple(
-        tuple(_said(e) for e in f.elems) if name == "elems" and f.elems is not None else getattr(f, name)
+        tuple(_said(e) for e in getattr(f, name)) if name in ("elems", "mapped") and getattr(f, name) is not None
+        else getattr(f, name)
         for name in _LAW_FIELDS
     )
 
 
 def test_the_generated_facts_cover_every_field():
-    assert set(_POOLS) | {"reduction", "elems"} == {f.name for f in dataclasses.fields(Fact)}
+    assert set(_POOLS) | {"reduction", "elems", "mapped"} == {f.name for f in dataclasses.fields(Fact)}
 
 
 @settings(max_examples=300, deadline=None)

@@ -10,6 +10,7 @@ import libcst as cst
 from shapecheck.rules.base import Example, Fix, Rule, register
 from shapecheck.rules.device.device_generic import placing_params
 from shapecheck.rules.device.helper_results import placing_tensor, returned_factories, returned_items, tested
+from shapecheck.rules.device.input_attributes import container_annotation, input_attribute
 from shapecheck.rules.device.method_inputs import Feeds, fed_layer, record_feed
 from shapecheck.rules.device.moved_values import moved_module, moved_to, moves_to_device
 from shapecheck.rules.device.operands import same_device_operands
@@ -325,6 +326,14 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
     valid = (
         "import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def forward(self, x):\n"
         "        mask = torch.ones(x.shape[-1], device=x.device)\n        return x * mask\n",
+        # made on the device of a tensor the input object holds; `batch_sizes` of a PackedSequence
+        # is a CPU tensor wherever the packed data is
+        "import torch\nimport torch.nn as nn\nclass Pos(nn.Module):\n    def forward(self, batch: Batch):\n"
+        "        pos = batch.mask.cumsum(1, dtype=torch.float32)\n"
+        "        dim_t = torch.arange(64, dtype=torch.float32, device=batch.mask.device)\n"
+        "        return pos[:, :, None] / dim_t\n",
+        "import torch\nimport torch.nn as nn\nclass Steps(nn.Module):\n    def forward(self, packed, n: int):\n"
+        "        return torch.arange(n)[:, None] < packed.batch_sizes\n",
         "import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def forward(self, x):\n"
         "        return x * torch.tensor(0.5)\n",
         "import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def forward(self, x):\n"
@@ -385,6 +394,12 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
         "out = model(torch.randn(2, 4))\n",
     )
     invalid = (
+        # a tensor that the input object holds (a DETR-style NestedTensor) is where the input is
+        "import torch\nimport torch.nn as nn\nclass Pos(nn.Module):\n"
+        "    def forward(self, tensor_list: NestedTensor):\n        mask = tensor_list.mask\n"
+        "        y_embed = (~mask).cumsum(1, dtype=torch.float32)\n"
+        "        dim_t = torch.arange(64, dtype=torch.float32)\n        dim_t = 10000 ** (2 * (dim_t // 2) / 64)\n"
+        "        return y_embed[:, :, :, None] / dim_t  # <--\n",
         Example(
             "import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def forward(self, x):\n"
             "        return x + torch.zeros(10)  # <--\n",
@@ -522,7 +537,7 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
             evidenced = self._evidenced(ctx, function)
             eligible = any(
                 _annotated_tensor(p) or (in_forward and p.annotation is None and p.name.value != "self")
-                or p.name.value in evidenced
+                or (in_forward and container_annotation(p)) or p.name.value in evidenced
                 for p in _params(function).values()
             ) or moves_to_device(ctx, function)
             self._eligible[key] = eligible
@@ -876,6 +891,13 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
             if type(expr) is cst.Attribute and expr.attr.value in ("T", "mT", "H", "mH"):
                 expr = expr.value
                 continue
+            if type(expr) is cst.Attribute:  # `tensor_list.mask`: a tensor the input object holds
+                if not in_forward or (fid, dotted_name(expr.value) or "") in self._lost:
+                    return None
+                return input_attribute(expr, _params(function), "self" if ctx.class_def is not None else None)
+            if type(expr) is cst.UnaryOperation and isinstance(expr.operator, (cst.BitInvert, cst.Minus, cst.Plus)):
+                expr = expr.expression
+                continue
             if type(expr) is cst.BinaryOperation:
                 return (self._tensor_from(expr.left, function, ctx, in_forward)
                         or self._tensor_from(expr.right, function, ctx, in_forward))
@@ -938,7 +960,8 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
                                           whitespace_after=cst.SimpleWhitespace("")),
                 ),
             ])
-            safety = self._fix_safety(ctx, call, scope.function, param)
+            # no fix from an attribute of an input object: nothing shows what it holds where the factory runs
+            safety = self._fix_safety(ctx, call, scope.function, param) if "." not in param else None
             ctx.report(
                 node,
                 f"`{short(ctx, call)}` is created on the CPU (no `device=`) and meets "

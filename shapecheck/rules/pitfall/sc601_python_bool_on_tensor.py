@@ -85,6 +85,16 @@ if (x > 0).all():             # or .any(): say which one you mean
         # a check of every pair of coordinates, reduced with `.all()`
         "import torch\n""def giou(boxes1, boxes2):\n""    assert (boxes1[:, 2:] >= boxes1[:, :2]).all()\n"
         "    return torch.min(boxes1[:, None, :2], boxes2[:, :2])\n",
+        # a mean per split, kept in a dict that a helper returns: 0-dim values
+        "import torch\ndef estimate(n):\n    out = {}\n    for split in ['train', 'val']:\n"
+        "        losses = torch.zeros(n)\n        out[split] = losses.mean()\n    return out\n"
+        "losses = estimate(10)\nif losses['val'] < 1.0:\n    print('ok')\n",
+        # a dict that something else may fill (`update`) says nothing about its values
+        "import torch\ndef f(extra):\n    out = {'a': torch.zeros(4)}\n    out.update(extra)\n"
+        "    if out['b'] > 0:\n        return 1\n",
+        # squeeze() of a (B, 1) output is 0-dim when B is 1... and so is a (1, 1) one, always
+        "import torch.nn as nn\nhead = nn.Linear(8, 1)\ndef f():\n"
+        "    p = head(torch.zeros(1, 8)).squeeze()\n    if p > 0.5:\n        return 1\n",
     )
     invalid = (
         "import torch\nx = torch.randn(2, 3)\nmask_a = x > 0\nmask_b = x < 1\nboth = mask_a and mask_b  # <--\n",
@@ -101,6 +111,13 @@ if (x > 0).all():             # or .any(): say which one you mean
         # `torch.min` takes slices of `boxes1`: a tensor of at least 2 dims, whose comparison has many elements
         "import torch\n""def giou(boxes1, boxes2):\n""    assert boxes1[:, 2:] >= boxes1[:, :2]  # <--\n"
         "    return torch.min(boxes1[:, None, :2], boxes2[:, :2])\n",
+        # the whole vector of losses kept per split (the `.mean()` forgotten), read back at the caller
+        "import torch\ndef estimate(n):\n    out = {}\n    for split in ['train', 'val']:\n"
+        "        losses = torch.zeros(n)\n        out[split] = losses\n    return out\n"
+        "losses = estimate(10)\nif losses['val'] < 1.0:  # <--\n    print('ok')\n",
+        # squeeze() of a (B, 1) output is (B,): one probability per pair of the batch
+        "import torch\nimport torch.nn as nn\nhead = nn.Linear(8, 1)\ndef f(x):\n"
+        "    p = head(x.view(-1, 8)).squeeze()\n    return 1 if p > 0.5 else 0  # <--\n",
     )
 
     def __init__(self) -> None:

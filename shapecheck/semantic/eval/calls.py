@@ -54,7 +54,7 @@ def _call(ev: Eval, expr: cst.Call) -> Fact:
         return method_call(ev, recv, func.attr.value, expr, recv_expr=func.value)
     if type(func) is cst.Name:
         reanalysed = _reanalysed(ev, expr, None)
-        if reanalysed is not None and (reanalysed.kind is not None or holds_data(reanalysed)):
+        if reanalysed is not None and (reanalysed.kind is not None or holds_data(reanalysed) or reanalysed.mapped):
             return _with_signature(ev, reanalysed, func.value, expr)
         return _local_call(ev, func.value, expr)
     if type(func) is cst.Call:

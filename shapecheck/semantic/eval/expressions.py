@@ -16,6 +16,7 @@ from shapecheck.semantic.eval.module_lists import module_list_element
 from shapecheck.semantic.eval.nn_modules import module_attr
 from shapecheck.semantic.eval.data_loading import BATCH, PROGRESS_BARS, batch_item, loader_batch
 from shapecheck.semantic.eval.registry import Eval, expression
+from shapecheck.semantic.dict_values import held_values, unheld
 from shapecheck.semantic.facts import (
     BOOL, CONTIGUOUS, CPU, DEVICE, FLOAT, INT, LEAF_REQUIRES_GRAD, MAYBE_CUDA, MODULE, NO_GRAD,
     SIZE, STR, TENSOR, TUPLE, UNKNOWN, DeviceValue, DtypeKind, Fact, SameDeviceAs, fresh, join,
@@ -80,7 +81,7 @@ def sequence(ev: Eval, expr: Union[cst.Tuple, cst.List]) -> Fact:
                 return UNKNOWN
             elems.extend(inner)
             continue
-        elems.append(ev.fact(el.value))
+        elems.append(unheld(ev.fact(el.value)))  # a dict in a sequence may change through it
     values = tuple(e.value for e in elems)
     if all(v is not None for v in values):
         return Fact(value=values, elems=tuple(elems))
@@ -165,6 +166,9 @@ def subscript(ev: Eval, expr: cst.Subscript) -> Fact:
     """Indexing a tensor (basic indexing: ints, slices, ``None``, ``...``), a size or a sequence."""
     base = ev.fact(expr.value)
     kind = base.kind
+    held = held_values(ev.model, base, expr.value)
+    if held is not None:
+        return held  # `out[k]` of a dict filled by item assignment only
     item = batch_item(base, index_value(expr.slice[0])) if base.qual == BATCH and len(expr.slice) == 1 else None
     if item is not None:
         return item  # `batch[0]` of a DataLoader's batch

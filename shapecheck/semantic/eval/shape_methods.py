@@ -167,7 +167,7 @@ def squeeze(ev: Eval, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
         vals = int_list(ev, [d], None) if d is not None else None
         return _squeezed_bound(x, vals) if vals else lost(x)
     if d is None:
-        if x.shape.is_fully_known:
+        if x.shape.is_fully_known or (x.kind == TENSOR and _one_unknown_size(x.shape)):
             return O.drop_axes(x, [i for i, s in enumerate(x.shape.dims) if s == 1])
         return lost(x)
     vals = int_list(ev, [d], None)
@@ -184,6 +184,15 @@ def squeeze(ev: Eval, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
         elif size is None:
             return _squeezed_bound(x, vals)
     return O.drop_axes(x, axes)
+
+
+def _one_unknown_size(shape: Shape) -> bool:
+    """Exactly one dim of ``shape`` (of known rank) has a size that is not a known int: a
+    generic size (at least 2), which ``squeeze()`` keeps (``model(x).squeeze()`` of a ``(B, 1)``
+    output is ``(B,)``; a finding on it holds unless ``B`` is 1, as a finding on ``B`` itself
+    does). With two or more, a slice of unknown bounds may well be a size-1 dim the author
+    squeezes on purpose: the result stays unknown."""
+    return sum(not isinstance(d, int) for d in shape.dims) == 1
 
 
 def _squeezed_bound(x: Fact, dims: list[int]) -> Fact:
