@@ -1,10 +1,11 @@
 """What the linter knows about the expression at a position of a source text (for hovers).
 
 :func:`expression_at` finds the innermost expression under a line and column of a parsed module;
-:func:`fact_at` runs the analysis of the whole module with one observer that records the
+:func:`fact_at` runs the analysis of the module with one observer that records the
 :class:`~shapecheck.semantic.facts.Fact` of that expression when the walk reaches it (the same fact
-the rules read there), and :func:`render_fact` writes a tensor's fact as short Markdown. A name
-assigned by ``name = value`` shows the fact of ``value``; a method name shows the call's result.
+the rules read there; the walk stops there), and :func:`render_fact` writes a tensor's fact as
+short Markdown. A name assigned by ``name = value`` shows the fact of ``value``; a method name
+shows the call's result.
 """
 
 from __future__ import annotations
@@ -85,6 +86,12 @@ def expression_at(module: cst.Module, line: int, column: int) -> Optional[HoverT
 _PROBES: dict[type, type] = {}
 
 
+class _Reached(BaseException):
+    """Raised by the hover's probe once it holds the fact: the rest of the walk cannot change
+    what the walk found first, so it stops there (a ``BaseException``: the checker's guard
+    against a crashing rule catches ``Exception`` only)."""
+
+
 def _probe_class(node_type: type) -> type:
     """A rule-like class whose one hook watches nodes of ``node_type`` (one class per type, so
     the checker's table of hooks per class stays small)."""
@@ -93,6 +100,8 @@ def _probe_class(node_type: type) -> type:
         def hook(self, node: cst.CSTNode, ctx) -> None:
             if node is self.target and self.fact is None:
                 self.fact = ctx.fact(node)
+                if self.fact is not None:
+                    raise _Reached
 
         probe = type(f"HoverProbe{node_type.__name__}", (), {"code": "HOVER", f"visit_{node_type.__name__}": hook})
         _PROBES[node_type] = probe
@@ -101,13 +110,25 @@ def _probe_class(node_type: type) -> type:
 
 def fact_at(module: cst.Module, target: cst.CSTNode, text: Optional[str] = None) -> Optional[Fact]:
     """The fact of ``target`` (a node of ``module``) where the analysis of ``module`` reaches
-    it first, or ``None`` when the walk never evaluates it (in a lambda, a decorator...)."""
-    from shapecheck.engine.checker import analyze
+    it first, or ``None`` when the walk never evaluates it (in a lambda, a decorator...).
+
+    One analysis, as :func:`shapecheck.engine.checker.analyze` runs it (the walk, then the walks
+    of callees with the facts of their call sites), with the probe as its one hook; it stops
+    where the probe gets the fact."""
+    from shapecheck.engine.checker import Checker
+    from shapecheck.engine.contexts import context_findings
 
     probe = _probe_class(type(target))()
     probe.target = target
     probe.fact = None
-    analyze(module, [probe], text).release()
+    checker = Checker(module, [probe], text)
+    try:
+        checker.run()
+        context_findings(checker, [probe])
+    except _Reached:
+        pass
+    finally:
+        checker.release()
     return probe.fact
 
 

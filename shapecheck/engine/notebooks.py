@@ -11,7 +11,8 @@ gives an ``SC000`` at its line and is left out, so the other cells are still lin
 is not valid JSON gives an ``SC000`` at the JSON error.
 
 For a caller that has the notebook's text: :func:`lint_notebook`, :func:`fix_notebook`. For one
-that has the cells (an editor's notebook document): :func:`lint_cells`. Lower level
+that has the cells (an editor's notebook document): :func:`lint_cells`, :func:`hover_in_cells`
+(:func:`parse_cells`: the cells parsed as one program, not analysed). Lower level
 (:mod:`shapecheck.engine.notebook_core`, which the runner uses): :func:`load` (the cells and the
 program), :func:`to_cells` (program positions to cell positions), :func:`write_cells` (changed
 cell sources into the JSON text).
@@ -20,7 +21,9 @@ cell sources into the JSON text).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
+
+import libcst as cst
 
 from shapecheck.engine.diagnostics import Diagnostic
 from shapecheck.engine.notebook_core import (
@@ -37,7 +40,7 @@ from shapecheck.engine.notebook_core import (
     to_cells,
     write_cells,
 )
-from shapecheck.engine.notebook_program import build_program
+from shapecheck.engine.notebook_program import Program, build_program
 from shapecheck.engine.runner import FixEdit, _Linter, safe_edits
 
 
@@ -83,15 +86,41 @@ def lint_cells_with_fixes(cells: Sequence[tuple[int, str]], rule_classes: list,
     return CellsLint(found, fixes)
 
 
-def hover_in_cells(cells: Sequence[tuple[int, str]], cell: int, line: int,
-                   column: int) -> Optional[tuple[str, tuple[int, int, int, int]]]:
+class _ParseOnly(_Linter):
+    """The runner's linter stopped after its parse: the module of a text, or the ``SC000`` of a
+    text that does not parse, and no analysis (the walk and the rules never run)."""
+
+    def __init__(self) -> None:
+        super().__init__([])
+
+    def analyze(self, path: str, text: str, imported: Optional[dict] = None, parse: Any = None):
+        """``(module, [], [])``, or ``(None, [], [SC000])`` when ``text`` does not parse (the
+        same guard and parser as :meth:`_Linter.analyze`)."""
+        module, refused = self.parse(path, text, parse)
+        return module, [], refused
+
+
+def parse_cells(cells: Sequence[tuple[int, str]]) -> tuple[Program, Optional[cst.Module]]:
+    """The code cells given as ``(cell number, source)`` in notebook order, parsed as one program
+    without analysing it: the program (the cells that do not parse left out, as the lint leaves
+    them out) and its module (``None`` when leaving cells out does not make it parse). For a
+    caller that then runs one analysis of its own (a hover)."""
+    program, module, _, _, _ = analyse(_ParseOnly(), "<notebook>", build_program(cells))
+    return program, module
+
+
+def hover_in_cells(cells: Sequence[tuple[int, str]], cell: int, line: int, column: int,
+                   parsed: Optional[tuple[Program, Optional[cst.Module]]] = None,
+                   ) -> Optional[tuple[str, tuple[int, int, int, int]]]:
     """The hover at ``line`` (1-based), ``column`` (0-based) of code cell ``cell``, the code cells
     given as ``(cell number, source)`` in notebook order and analysed as one program (so the
     facts of earlier cells reach it): ``(markdown, span in that cell)`` as
-    :func:`shapecheck.engine.hover_facts.hover_markdown` gives it, or ``None``."""
+    :func:`shapecheck.engine.hover_facts.hover_markdown` gives it, or ``None``. The cells are
+    parsed (:func:`parse_cells`; ``parsed``: what it gave for these cells, to reuse) and
+    analysed once, by the hover's probe."""
     from shapecheck.engine.hover_facts import hover_markdown
 
-    program, module, _, _, _ = analyse(_Linter([]), "<notebook>", build_program(cells))
+    program, module = parsed if parsed is not None else parse_cells(cells)
     start = program.program_line(cell, line)
     if module is None or start is None or program.position(start) != (cell, line):
         return None
@@ -133,6 +162,7 @@ __all__ = [
     "lint_cells_with_fixes",
     "lint_notebook",
     "load",
+    "parse_cells",
     "to_cells",
     "write_cells",
 ]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import bisect
 import re
 from contextlib import contextmanager
-from typing import Iterable, Iterator, Optional
+from typing import Iterable, Iterator, Optional, Protocol
 
 import libcst as cst
 
@@ -23,6 +23,14 @@ _NEWLINE = re.compile(r"\r\n?|\n")
 
 #: (line, column, end line, end column): 1-based lines, 0-based columns, like libcst's CodeRange
 Span = tuple[int, int, int, int]
+
+
+class OffsetTable(Protocol):
+    """Node -> ``(start, end)`` character offsets in the module's code: a dict, or anything that
+    answers ``get`` as one does."""
+
+    def get(self, node: cst.CSTNode, /) -> Optional[tuple[int, int]]:
+        """The offsets of ``node``, ``None`` when it is not in the module."""
 
 
 def _offset_state_class():
@@ -83,7 +91,7 @@ def _offset_state_class():
 _STATE = None
 #: the module whose spans were computed last, its spans and line starts: the engine asks twice
 #: for one file (the findings of call-site contexts, then every finding)
-_LAST: Optional[tuple[cst.Module, dict, list[int]]] = None
+_LAST: Optional[tuple[cst.Module, OffsetTable, list[int]]] = None
 
 
 def _fast(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[cst.CSTNode, Span]:
@@ -122,6 +130,34 @@ def _provider(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[cst.CSTN
         if rng is not None:
             found[node] = (rng.start.line, rng.start.column, rng.end.line, rng.end.column)
     return found
+
+
+def known_offsets(module: cst.Module) -> Optional[OffsetTable]:
+    """The ``(start, end)`` character offsets of ``module``'s nodes, when the last
+    :func:`node_positions` call computed them for this module (else ``None``)."""
+    return _LAST[1] if _LAST is not None and _LAST[0] is module else None
+
+
+def statement_offsets(module: cst.Module, statements: Iterable[cst.CSTNode], offset: int) -> OffsetTable:
+    """The character offsets of the nodes of top-level ``statements`` of ``module``, written
+    one after another from character ``offset``, with the same code generation as
+    :func:`node_positions`; raises when libcst's private code generation changed."""
+    global _STATE
+    if _STATE is None:
+        _STATE = _offset_state_class()
+    state = _STATE(module)
+    state.offset = offset
+    for statement in statements:
+        statement._codegen(state)
+    return state.spans
+
+
+def use_offsets(module: cst.Module, offsets: OffsetTable, code: str) -> None:
+    """Let :func:`node_positions` answer for ``module`` (whose code is ``code``) from
+    ``offsets`` instead of generating its code again: an editor that re-parsed part of a file
+    knows the offsets of the rest from the last version."""
+    global _LAST
+    _LAST = (module, offsets, [0] + [m.end() for m in _NEWLINE.finditer(code)])
 
 
 def node_positions(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[cst.CSTNode, Span]:

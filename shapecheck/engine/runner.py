@@ -125,6 +125,22 @@ class _Linter:
         #: the opt-in rule of suppressions that silence nothing is selected
         self.reports_unused = noqa.UNUSED_NOQA in self.meta
 
+    def parse(self, path: str, text: str,
+              parse: Optional[Callable[[str], Any]] = None) -> tuple[Optional[Any], list[Diagnostic]]:
+        """The libcst module of ``text`` and no diagnostic, or ``None`` and the ``SC000`` that
+        says why it does not parse (too deeply nested for the parser, or a syntax error)."""
+        from shapecheck.engine.guards import nesting_problem
+        from shapecheck.engine.parsing import parse_source
+
+        too_deep = nesting_problem(text)  # libcst's parser would crash or run for minutes
+        if too_deep is not None:
+            message, line, column = too_deep
+            return None, [_engine_diagnostic(path, PARSE_ERROR, message, line, column)]
+        try:
+            return (parse or parse_source)(text), []
+        except Exception as exc:  # ParserSyntaxError, or the native parser's other failures
+            return None, [_syntax_error(path, text, exc)]
+
     def analyze(self, path: str, text: str, imported: Optional[dict] = None,
                 parse: Optional[Callable[[str], Any]] = None):
         """Parse and analyse ``text``: ``(module, findings, diagnostics)``; ``imported``: the
@@ -137,17 +153,10 @@ class _Linter:
         """
 
         from shapecheck.engine import checker
-        from shapecheck.engine.guards import nesting_problem
-        from shapecheck.engine.parsing import parse_source
 
-        too_deep = nesting_problem(text)  # libcst's parser would crash or run for minutes
-        if too_deep is not None:
-            message, line, column = too_deep
-            return None, [], [_engine_diagnostic(path, PARSE_ERROR, message, line, column)]
-        try:
-            module = (parse or parse_source)(text)
-        except Exception as exc:  # ParserSyntaxError, or the native parser's other failures
-            return None, [], [_syntax_error(path, text, exc)]
+        module, refused = self.parse(path, text, parse)
+        if module is None:
+            return None, [], refused
         rules = [cls() for cls in self.rule_classes]
         try:
             ctx = checker.analyze(module, rules, text, imported)

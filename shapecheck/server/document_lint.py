@@ -2,7 +2,8 @@
 
 :func:`settings_for` finds the ``[tool.shapecheck]`` configuration of a document's path, as
 ``shapecheck lint PATH`` would; :func:`lint_document` lints the unsaved text (re-parsing only
-what changed since the last version, :mod:`shapecheck.server.incremental_parse`) and keeps, next
+what changed since the last version, :mod:`shapecheck.server.incremental_parse`, and taking the
+offsets of the nodes it did not re-parse from the last version, :mod:`.offset_reuse`) and keeps, next
 to the diagnostics the CLI would print, the text edit of each safe fix; :func:`noqa_edit` is the
 edit that suppresses one finding with ``# noqa: CODE``.
 """
@@ -16,6 +17,7 @@ from shapecheck.engine.config import Selectors, Settings, build_settings
 from shapecheck.engine.diagnostics import Diagnostic
 from shapecheck.engine.runner import FixEdit
 from shapecheck.server.incremental_parse import ParsedDocument, parse_document
+from shapecheck.server.offset_reuse import carry_offsets
 
 __all__ = ["DocumentLint", "lint_document", "noqa_edit", "settings_for"]
 
@@ -55,6 +57,8 @@ def lint_document(path: str, text: str, settings: Settings,
 
     def parse(source: str):
         parsed.append(previous.edited(source) if previous is not None else parse_document(source))
+        if previous is not None:
+            carry_offsets(previous, parsed[-1])
         return parsed[-1].module
 
     found = lint_source(path, text, settings, parse)

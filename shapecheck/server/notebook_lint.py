@@ -1,15 +1,20 @@
 """Linting a notebook document of the editor: its code cells as one program, in cell order
 (:func:`shapecheck.engine.notebooks.lint_cells_with_fixes`), each diagnostic and its safe fix
-given back on its cell; and the hover of a position in a cell, with the facts of earlier cells."""
+given back on its cell; and the hover of a position in a cell, with the facts of earlier cells
+(the cells' parse kept for the next hover while they do not change)."""
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 from shapecheck.engine.config import Settings, selected_codes
 from shapecheck.server.document_lint import DocumentLint
 
 __all__ = ["hover_in_notebook", "lint_notebook_cells"]
+
+#: the cells of the last notebook hovered, parsed as one program (hovers between two edits reuse
+#: it; only the server's one analysis thread reads and writes it)
+_LAST_PARSE: dict[tuple[tuple[int, str], ...], tuple[Any, Any]] = {}
 
 
 def lint_notebook_cells(
@@ -44,9 +49,15 @@ def hover_in_notebook(
 ) -> Optional[tuple[str, tuple[int, int, int, int]]]:
     """The hover at ``line`` (1-based), ``column`` (0-based) of the code cell ``cell_uri``, the
     cells given as for :func:`lint_notebook_cells`: ``(markdown, span in the cell)`` or ``None``."""
-    from shapecheck.engine.notebooks import hover_in_cells
+    from shapecheck.engine.notebooks import hover_in_cells, parse_cells
 
     number = next((n for n, uri, _ in cells if uri == cell_uri), None)
     if number is None:
         return None
-    return hover_in_cells([(n, source) for n, _, source in cells], number, line, column)
+    sources = tuple((n, source) for n, _, source in cells)
+    parsed = _LAST_PARSE.get(sources)
+    if parsed is None:
+        parsed = parse_cells(sources)
+        _LAST_PARSE.clear()
+        _LAST_PARSE[sources] = parsed
+    return hover_in_cells(sources, number, line, column, parsed)

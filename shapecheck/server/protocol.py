@@ -121,6 +121,9 @@ class ShapecheckServer(LanguageServer):
         self.lints: dict[str, tuple[Optional[int], DocumentLint]] = {}
         #: uri -> the debounced lint waiting to run
         self.pending: dict[str, asyncio.Task] = {}
+        #: cell uri -> the uri of each code cell by number, as the notebook's last published lint
+        #: numbered them (a finding's related places in other cells point at those documents)
+        self.cell_uris: dict[str, dict[int, str]] = {}
         self.analysis = ThreadPoolExecutor(max_workers=1, thread_name_prefix="shapecheck-analysis")
 
     def settings(self, path: str) -> Optional[Settings]:
@@ -175,13 +178,23 @@ class ShapecheckServer(LanguageServer):
         if current is None or current.version != versions:
             return
         documents = {number: self.workspace.get_text_document(uri) for number, uri, _ in cells}
+        numbering = {number: uri for number, uri, _ in cells}
         for number, cell_uri, _ in cells:
             document = documents[number]
             lint = by_cell.get(cell_uri, DocumentLint([]))
             self.lints[cell_uri] = (document.version, lint)
+            self.cell_uris[cell_uri] = numbering
             self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
                 uri=cell_uri, diagnostics=[to_lsp_diagnostic(document, d, documents) for d in lint.diagnostics],
             ))
+
+    def cell_documents(self, uri: str) -> Optional[dict[int, TextDocument]]:
+        """The document of each code cell by number when ``uri`` is a notebook cell, numbered as
+        the notebook's last published lint numbered them (``None`` for a Python document)."""
+        numbering = self.cell_uris.get(uri)
+        if numbering is None:
+            return None
+        return {number: self.workspace.get_text_document(cell) for number, cell in numbering.items()}
 
     def code_cells(self, notebook: lsp.NotebookDocument) -> list[tuple[int, str, str]]:
         """``(number among all cells, 1-based; uri; source)`` of each code cell of ``notebook``."""
@@ -212,10 +225,11 @@ def _code_actions(server: ShapecheckServer, params: lsp.CodeActionParams) -> lis
     document = server.workspace.get_text_document(uri)
     lint = found[1]
     wanted = params.range
+    cells = server.cell_documents(uri)
     actions: list[lsp.CodeAction] = []
     noqa_actions: list[lsp.CodeAction] = []
     for diagnostic in lint.diagnostics:
-        shown = to_lsp_diagnostic(document, diagnostic)
+        shown = to_lsp_diagnostic(document, diagnostic, cells)  # as published, places in other cells too
         if shown.range.end.line < wanted.start.line or shown.range.start.line > wanted.end.line:
             continue
         fix = lint.fixes.get((diagnostic.line, diagnostic.column, diagnostic.code))
@@ -322,6 +336,7 @@ def build_server() -> ShapecheckServer:
     def notebook_close(ls: ShapecheckServer, params: lsp.DidCloseNotebookDocumentParams) -> None:
         ls.forget(params.notebook_document.uri)
         for cell in params.cell_text_documents:
+            ls.cell_uris.pop(cell.uri, None)
             if ls.lints.pop(cell.uri, None) is not None:
                 ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=cell.uri, diagnostics=[]))
 

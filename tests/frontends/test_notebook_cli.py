@@ -193,3 +193,54 @@ def test_a_malformed_noqa_in_a_cell_is_named_by_its_cell_line(tmp_path):
     result = run_cli_subprocess(["lint", "--no-cache", "--output-format", "concise", "nb.ipynb"], tmp_path)
     assert ("warning: nb.ipynb:cell 3:1: `# noqa: SC1O1`: `SC1O1` is not a rule code; it silences only the valid "
             "codes it names\n") in result.err
+
+
+# ------------------------------------------------------------------ examples/training_notebook.ipynb
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "training_notebook.ipynb"
+
+
+def test_the_example_notebook_reports_its_bugs_across_cells():
+    result = run_cli_subprocess(["lint", "--no-cache", "--output-format", "json", str(EXAMPLE)], EXAMPLE.parent)
+    assert result.rc == 1, result.err
+    found = json.loads(result.out)
+    assert [(d["code"], d["cell"], d["line"], d["column"]) for d in found] == [
+        ("SC101", 6, 2, 28), ("SC201", 7, 1, 15), ("SC402", 8, 6, 9), ("SC401", 8, 7, 32), ("SC308", 8, 9, 9),
+        ("SC309", 9, 4, 1),
+    ]
+    # the tensor viewed in cell 6 and reduced in cell 7 were made in cell 3
+    assert [(r["cell"], r["line"]) for d in found for r in d["related"]] == [(3, 4), (3, 5)]
+
+
+def test_the_example_notebook_is_a_real_notebook_with_magics_and_outputs():
+    nb = nbformat.read(EXAMPLE, as_version=4)
+    nbformat.validate(nb)
+    sources = [cell.source for cell in nb.cells if cell.cell_type == "code"]
+    assert sources[0].startswith("%matplotlib inline\n") and "\n!nvidia-smi -L\n" in sources[0]
+    assert sources[-2].startswith("%%time\n")
+    assert {cell.cell_type for cell in nb.cells} == {"code", "markdown"}
+    kinds = {output.output_type for cell in nb.cells if cell.cell_type == "code" for output in cell.outputs}
+    assert kinds == {"stream", "execute_result", "error"}
+
+
+def test_the_docs_show_what_the_cli_prints_for_the_example_notebook():
+    repo = EXAMPLE.parents[1]
+    result = run_cli_subprocess(["lint", "--no-cache", "examples/training_notebook.ipynb"], repo)
+    docs = (repo / "docs" / "notebooks.md").read_text(encoding="utf-8")
+    assert f"$ shapecheck lint examples/training_notebook.ipynb\n{result.out}```" in docs
+
+
+def test_fixing_a_copy_of_the_example_keeps_its_outputs(tmp_path):
+    copy = tmp_path / "training_notebook.ipynb"
+    copy.write_bytes(EXAMPLE.read_bytes())
+    result = run_cli_subprocess(["lint", "--no-cache", "--fix", "--output-format", "concise", copy.name], tmp_path)
+    assert result.rc == 1, result.err
+    assert [line.split(": ")[0] for line in result.out.splitlines() if ": SC" in line] == [
+        "training_notebook.ipynb:cell 7:1:15", "training_notebook.ipynb:cell 8:9:9"]  # SC201, SC308: no safe fix
+    before, after = nbformat.read(EXAMPLE, as_version=4), nbformat.read(copy, as_version=4)
+    assert [c.get("outputs") for c in after.cells] == [c.get("outputs") for c in before.cells]
+    changed = [n for n, (a, b) in enumerate(zip(before.cells, after.cells), start=1) if a.source != b.source]
+    assert changed == [6, 8, 9]
+    assert "images.reshape(64, -1)" in after.cells[5].source
+    assert "        x = x.to(device)\n" in after.cells[7].source
+    assert after.cells[8].source.endswith("probs.cpu().detach().numpy()[:2]")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 import textwrap
@@ -180,8 +181,13 @@ async def _open_notebook(client: LanguageClient, tmp_path: Path, sources: list[s
             for u, k, src in zip(uris, kinds, sources)
         ],
     ))
-    for _ in range(len(sources) - 1):
-        await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    # the cells' diagnostics come as back-to-back notifications: wait until each cell has had its
+    # own (counting notifications can miss some that arrive together)
+    code = [u for u, k in zip(uris, kinds) if k == lsp.NotebookCellKind.Code]
+    for _ in range(1200):
+        if all(u in client.diagnostics for u in code):
+            break
+        await asyncio.sleep(0.05)
     return uris
 
 
@@ -227,3 +233,30 @@ async def test_a_python_document_gets_its_related_place(client: LanguageClient, 
         lsp.Location(path.as_uri(), lsp.Range(lsp.Position(3, 4), lsp.Position(3, 21))),
         "made non-contiguous here by `transpose(1, 2)`",
     )]
+
+
+@pytest.mark.asyncio
+async def test_a_code_action_in_a_cell_carries_the_related_places_of_other_cells(client: LanguageClient,
+                                                                                  tmp_path: Path):
+    """`a` is reduced in the first cell and `b` in the third; `a - b` in the fourth does not
+    broadcast. The diagnostic a code action carries is the one published: both related places,
+    each in its own cell's document."""
+    uris = await _open_notebook(client, tmp_path, [
+        "import torch\nx = torch.randn(8, 16, 32)\na = x.sum(1)\n", "b = x.mean(2)\n", "y = a - b\n",
+    ])
+    (found,) = client.diagnostics[uris[3]]
+    assert (found.code, found.range.start) == ("SC202", lsp.Position(0, 4))
+    reduced = "reduced here without `keepdim=True`"
+    assert list(found.related_information) == [
+        lsp.DiagnosticRelatedInformation(lsp.Location(uris[0], lsp.Range(lsp.Position(2, 4), lsp.Position(2, 12))),
+                                         reduced),
+        lsp.DiagnosticRelatedInformation(lsp.Location(uris[2], lsp.Range(lsp.Position(0, 4), lsp.Position(0, 13))),
+                                         reduced),
+    ]
+    actions = await client.text_document_code_action_async(lsp.CodeActionParams(
+        lsp.TextDocumentIdentifier(uris[3]), found.range, lsp.CodeActionContext([found]),
+    ))
+    assert [a.title for a in actions] == ["Suppress with `# noqa: SC202`"]
+    assert list(actions[0].diagnostics) == [found]
+    (noqa,) = actions[0].edit.changes[uris[3]]
+    assert noqa.new_text == "y = a - b  # noqa: SC202"
