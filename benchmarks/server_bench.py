@@ -41,7 +41,8 @@ def _edit(text: str, rng: random.Random) -> str:
             return new
 
 
-def _p95(values: list[float]) -> float:
+def p95(values: list[float]) -> float:
+    """The 95th percentile of ``values`` (the nearest rank)."""
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
 
@@ -95,7 +96,7 @@ def main() -> int:
     print(f"{'per edit (ms)':<28}{'median':>10}{'p95':>10}")
     for label, values in [("lint, incremental parse", incremental), ("lint, full", full),
                           ("parse, incremental", parse_inc), ("parse, full", parse_full)]:
-        print(f"{label:<28}{1000 * statistics.median(values):>10.1f}{1000 * _p95(values):>10.1f}")
+        print(f"{label:<28}{1000 * statistics.median(values):>10.1f}{1000 * p95(values):>10.1f}")
     print(f"statements re-parsed per edit: median {statistics.median(reparsed)}; in a def/class body "
           f"{sum(1 for depth in depths if depth)} of {len(depths)} edits (median depth {statistics.median(depths)})")
     return 0
