@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import libcst as cst
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from shapecheck.engine.config import Settings
@@ -161,8 +161,10 @@ def _check_edits(text: str, changes, apply) -> None:
         if doc is None:
             return
         assert full is not None, "the re-parsed part parsed, but the whole text does not"
-        assert doc.module.code == text
+        assert doc.module.code == full.code
         assert doc.module.deep_equals(full)
+        if full.code != text:  # libcst's own round trip loses it (a backslash line before a statement)
+            continue
         for start, statement in zip(doc.starts, doc.module.body):
             code = doc.module.code_for_node(statement)
             last_without_newline = statement is doc.module.body[-1] and not doc.module.has_trailing_newline
@@ -189,6 +191,7 @@ header_edits = st.lists(
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from([MODEL, CLASS_FILE.read_text()]), header_edits)
+@example(MODEL, [(0.0, 0, "\\\n", 0)])  # found by CI: libcst's full parse drops a lone backslash line
 def test_edits_of_signatures_bases_and_decorators_parse_like_a_full_parse(text: str, changes):
     _check_edits(text, changes, _in_header)
 
