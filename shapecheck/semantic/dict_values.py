@@ -68,6 +68,11 @@ class _Tracked:
 
 
 _NESTED = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
+_NESTED_TYPES = frozenset(_NESTED)
+#: the node classes :func:`_allowed_children` may allow a name below (exact classes: libcst has no
+#: subclasses of them, and a set lookup is much cheaper than a chain of isinstance tests)
+_PARENTS = frozenset({cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Subscript, cst.Return, cst.For,
+                      cst.Comparison, cst.Attribute, cst.Call})
 
 
 def _scan(scope: Scope) -> frozenset[str]:
@@ -79,12 +84,13 @@ def _scan(scope: Scope) -> frozenset[str]:
     aug: set[int] = set()  # ids of the Subscript nodes an augmented assignment writes
     bad: set[str] = set()
     for node in walk_nodes(scope if isinstance(scope, cst.Module) else scope.body):
-        if isinstance(node, cst.Name):
+        tp = type(node)
+        if tp is cst.Name:
             if id(node) not in allowed:
-                bad.add(node.value)
-        elif isinstance(node, _NESTED):
+                bad.add(node.value)  # type: ignore[attr-defined]
+        elif tp in _NESTED_TYPES:
             bad.update(_outer_names(node))
-        else:
+        elif tp in _PARENTS:
             allowed.update(id(n) for n in _allowed_children(node, reading, aug))
     if isinstance(scope, cst.FunctionDef):
         p = scope.params
@@ -136,9 +142,10 @@ def _outer_names(node: cst.CSTNode) -> set[str]:
     used: set[str] = set()
     inner: set[str] = set()
     for sub in walk_nodes(node):
-        if isinstance(sub, cst.Name):
-            used.add(sub.value)
-        elif isinstance(sub, _NESTED):
+        tp = type(sub)
+        if tp is cst.Name:
+            used.add(sub.value)  # type: ignore[attr-defined]
+        elif tp in _NESTED_TYPES:
             inner |= _outer_names(sub)
     params = getattr(node, "params", None)
     if params is not None:
