@@ -30,6 +30,9 @@ def test_torch_name_is_the_part_after_torch_of_the_resolved_name():
     table = ImportTable()
     table.add_import(cst.parse_statement("import torch.nn.functional as F").body[0])
     table.add_import(cst.parse_statement("import numpy as np").body[0])
-    assert torch_name(table.resolve, cst.parse_expression("F.relu")) == "nn.functional.relu"
-    assert torch_name(table.resolve, cst.parse_expression("np.zeros")) is None
-    assert torch_name(table.resolve, cst.parse_expression("relu")) is None
+    # the table caches by node identity, as nodes of one module live as long as its walk: keep
+    # every expression alive, so that no later one is allocated at a freed one's address
+    relu, zeros, bare = (cst.parse_expression(e) for e in ("F.relu", "np.zeros", "relu"))
+    assert torch_name(table.resolve, relu) == "nn.functional.relu"
+    assert torch_name(table.resolve, zeros) is None
+    assert torch_name(table.resolve, bare) is None
