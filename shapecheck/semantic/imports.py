@@ -14,7 +14,10 @@ class ImportTable:
 
     def __init__(self) -> None:
         self.aliases: dict[str, str] = {}
-        self._cache: dict[int, Optional[str]] = {}
+        #: id of a node -> (the node, its qualified name): the node is kept, so that a node made
+        #: for one query (``cst.Name(name)``) and freed cannot pass its answer to a later node
+        #: allocated at the same address
+        self._cache: dict[int, tuple[cst.CSTNode, Optional[str]]] = {}
 
     def add_import(self, node: cst.Import) -> None:
         """Record ``import a.b`` (binds ``a``) and ``import a.b as c`` (binds ``c``)."""
@@ -48,9 +51,9 @@ class ImportTable:
 
     def resolve(self, expr: cst.CSTNode) -> Optional[str]:
         """The qualified name of an expression through the imports, or ``None``."""
-        key = id(expr)
-        if key in self._cache:
-            return self._cache[key]
+        hit = self._cache.get(id(expr))
+        if hit is not None and hit[0] is expr:
+            return hit[1]
         result = None
         dotted = dotted_name(expr)
         if dotted is not None:
@@ -58,7 +61,7 @@ class ImportTable:
             target = self.aliases.get(head)
             if target is not None:
                 result = f"{target}.{rest}" if rest else target
-        self._cache[key] = result
+        self._cache[id(expr)] = (expr, result)
         return result
 
 
