@@ -94,17 +94,27 @@ _STATE = None
 _LAST: Optional[tuple[cst.Module, OffsetTable, list[int]]] = None
 
 
+def _offset_state(module: cst.Module):
+    """A fresh code generation state for ``module`` that records each node's offsets."""
+    global _STATE
+    if _STATE is None:
+        _STATE = _offset_state_class()
+    return _STATE(module)
+
+
+def _line_starts(code: str) -> list[int]:
+    """The offset where each line of ``code`` starts."""
+    return [0] + [m.end() for m in _NEWLINE.finditer(code)]
+
+
 def _fast(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[cst.CSTNode, Span]:
-    global _STATE, _LAST
+    global _LAST
     if _LAST is not None and _LAST[0] is module:
         spans, line_starts = _LAST[1], _LAST[2]
     else:
-        if _STATE is None:
-            _STATE = _offset_state_class()
-        state = _STATE(module)
+        state = _offset_state(module)
         module._codegen(state)
-        code = "".join(state.tokens)
-        line_starts = [0] + [m.end() for m in _NEWLINE.finditer(code)]
+        line_starts = _line_starts("".join(state.tokens))
         spans = state.spans
         _LAST = (module, spans, line_starts)
 
@@ -142,10 +152,7 @@ def statement_offsets(module: cst.Module, statements: Iterable[cst.CSTNode], off
     """The character offsets of the nodes of top-level ``statements`` of ``module``, written
     one after another from character ``offset``, with the same code generation as
     :func:`node_positions`; raises when libcst's private code generation changed."""
-    global _STATE
-    if _STATE is None:
-        _STATE = _offset_state_class()
-    state = _STATE(module)
+    state = _offset_state(module)
     state.offset = offset
     for statement in statements:
         statement._codegen(state)
@@ -157,7 +164,7 @@ def use_offsets(module: cst.Module, offsets: OffsetTable, code: str) -> None:
     ``offsets`` instead of generating its code again: an editor that re-parsed part of a file
     knows the offsets of the rest from the last version."""
     global _LAST
-    _LAST = (module, offsets, [0] + [m.end() for m in _NEWLINE.finditer(code)])
+    _LAST = (module, offsets, _line_starts(code))
 
 
 def node_positions(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[cst.CSTNode, Span]:
