@@ -11,7 +11,8 @@ to a call's sizes takes the one this model says is cheaper (see ``layout.py``). 
   where the wide ``[8, 8] x [8, 65536]`` took 276 us (model 230), ``[256, 256] x [256, 256]``
   402 us (model 370), ``[8, 8] x [8, 8]`` 2.0 us (model 2.2);
 - making ``elements`` contiguous from a permuted view (``(b, g, n)`` to ``(b, n, g)``, the copy
-  a swapped plan ends with) costs ``COPY_CALL_US + COPY_US_PER_ELEMENT * elements``: 262,144
+  a swapped plan ends with, or the one a reshape makes of an operand whose dims to flatten are
+  not adjacent in memory) costs ``COPY_CALL_US + COPY_US_PER_ELEMENT * elements``: 262,144
   elements took 196 us (model 215), 2,097,152 took 2,092 us (model 1,701).
 
 The constants were fitted (least squares on relative error) by
@@ -38,4 +39,11 @@ def mm_cost(batch: int, m: int, k: int, n: int) -> float:
 
 def copy_cost(elements: int) -> float:
     """Estimated microseconds of making ``elements`` contiguous from a permuted view."""
+    return COPY_CALL_US + COPY_US_PER_ELEMENT * elements
+
+
+def flatten_cost(elements: int) -> float:
+    """Estimated microseconds of a reshape that copies an operand of ``elements`` (its dims to
+    flatten are not adjacent in memory): the same copy as :func:`copy_cost`'s, kept apart so
+    that a plan's own copies and the copy into torch's layout can be weighed separately."""
     return COPY_CALL_US + COPY_US_PER_ELEMENT * elements

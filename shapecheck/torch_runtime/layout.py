@@ -88,6 +88,17 @@ def _signature(strides: Sequence[int], shape: Sequence[int]) -> tuple:
     return (order, "".join(relation))
 
 
+def _strided(memory: tuple, dtype) -> Optional[list]:
+    """Per operand, whether its innermost stride is more than 1 (its key's signature ends in
+    ``"g"``), for the dtypes whose ``Tensor.dot`` torch has on every device; else ``None``."""
+    if dtype not in _DOT_DTYPES:
+        return None
+    return [bool(entry) and isinstance(entry[0], tuple) and entry[1][-1:] == "g" for entry in memory]
+
+
+_DOT_DTYPES = (torch.float32, torch.float64, torch.complex64, torch.complex128)
+
+
 def _orders(memory: tuple) -> list:
     """Each operand's memory order from its key entry (a plain order or a signature)."""
     return [entry[0] if entry and isinstance(entry[0], tuple) else entry for entry in memory]
@@ -186,12 +197,15 @@ def _compile(parsed, ones: tuple, memory: tuple, dtype, device, path) -> Structu
     if _contiguous_strides(want.shape, layout or ()) != want.stride():
         layout = None
     try:
-        source = build_source(parsed.inputs, parsed.output, ones, path, _orders(memory), layout)
+        source = build_source(parsed.inputs, parsed.output, ones, path, _orders(memory), layout,
+                              strided=_strided(memory, dtype))
         bind = compile_plan(source)
         got = bind([tuple(p.shape) for p in probes])(*probes)
         if got.shape == want.shape and got.stride() == want.stride():
-            return _with_other_order(
-                Structure(bind, source, _size_test(parsed, ones)), parsed, ones, memory, layout, probes, got)
+            direct = Structure(bind, source, _size_test(parsed, ones))
+            if len(ones) > 2:
+                return _with_step_choices(direct, parsed, ones, memory, layout, path, probes, got, dtype)
+            return _with_other_order(direct, parsed, ones, memory, layout, probes, got)
     except Exception:  # a plan torch's kernels reject: torch.einsum decides (and explains)
         pass
     return _torch_structure(parsed, ones, equation, path, fallback)
@@ -225,6 +239,100 @@ def _with_other_order(direct: Structure, parsed, ones: tuple, memory: tuple, lay
     text = "%s# when the kernel cost model (kernel_costs.py) rates it cheaper for the sizes:\n%s" % (
         direct.source, source)
     return Structure(bind, text, direct.fits)
+
+
+_MAX_VARIANTS = 6
+_MAX_CLASSES = 4096
+_VARIANTS_FROM_US = 1000.0
+
+
+def _with_step_choices(direct: Structure, parsed, ones: tuple, memory: tuple, layout, path, probes, want,
+                       dtype) -> Structure:
+    """``direct``'s plan for three or more operands, in a structure whose ``bind`` takes, for
+    calls the kernel cost model (:mod:`kernel_costs`) rates at ``_VARIANTS_FROM_US`` or more,
+    the plan it rates cheapest among ``direct`` and the plans that differ from it in one step
+    before the last (the other operand order, or a product of a transposed view: see
+    ``build_source``'s ``choices``), at most ``_MAX_VARIANTS`` in all, compiled on the first
+    such call (about 5 ms each). The pick is made once per size class (the bit length of every
+    size) and kept. The model counts each plan's products and the operands its reshapes copy,
+    which ``direct`` (the fewest calls per step) does not weigh: for ``bi,oij,bj->bo`` at b256
+    i128 j128 o64 it copies ``oij`` to flatten ``o j``, where ``[b, i] x [o, i, j]`` reads it in
+    place. Each plan must give ``direct``'s strides on the probe operands."""
+    cost_direct = getattr(direct.bind, "cost", None)
+    if cost_direct is None:
+        return direct
+    built: list = []
+    plain = (cost_direct, direct.bind, direct.source)
+
+    def variants() -> list:
+        if not built:
+            built.extend(_step_variants(plain, parsed, ones, memory, layout, path, probes, want, dtype))
+        return built
+
+    def cheapest(shapes):
+        plans = variants()
+        best, least = plans[0], plans[0][0](shapes)
+        for plan in plans[1:]:
+            cost = plan[0](shapes)
+            if cost < least:
+                best, least = plan, cost
+        return best
+
+    picked: dict = {}  # size class -> the plan picked for the first call of that class
+
+    def choose(shapes):
+        # the class of a call's sizes: each size's bit length. Weighing every plan costs about
+        # 10 us each (torch 2.13, CPU); a class reuses the first weighing's pick
+        size_class = tuple([n.bit_length() for shape in shapes for n in shape])
+        plan = picked.get(size_class)
+        if plan is None:
+            if len(picked) >= _MAX_CLASSES:
+                picked.clear()
+            plan = picked[size_class] = plain if cost_direct(shapes) < _VARIANTS_FROM_US else cheapest(shapes)
+        return plan
+
+    def bind_cheapest(shapes):
+        return choose(shapes)[1](shapes)
+
+    def source_for(shapes):
+        return choose(shapes)[2]
+    bind_cheapest.cost = cost_direct  # type: ignore[attr-defined]
+    bind_cheapest.source_for = source_for  # type: ignore[attr-defined]
+    bind_cheapest.variants = lambda: [plan[1] for plan in variants()]  # type: ignore[attr-defined]
+    text = direct.source + (
+        "# for calls the kernel cost model (kernel_costs.py) rates at %.0f us or more, the cheapest of\n"
+        "# this plan and the ones that take another candidate in one step before the last\n" % _VARIANTS_FROM_US)
+    return Structure(bind_cheapest, text, direct.fits)
+
+
+def _step_variants(plain: tuple, parsed, ones: tuple, memory: tuple, layout, path, probes, want, dtype) -> list:
+    """``[(cost, bind, source)]``: ``plain`` (the fewest-calls plan), then each plan that takes
+    another candidate in one step before the last and gives ``plain``'s strides on the probes."""
+    orders, strided = _orders(memory), _strided(memory, dtype)
+    counts: list = []
+    build_source(parsed.inputs, parsed.output, ones, path, orders, layout, strided=strided, counts=counts)
+    shapes = [tuple(p.shape) for p in probes]
+    plans = [plain]
+    seen = {plain[2]}
+    for step, count in enumerate(counts):
+        for pick in range(1, count):
+            if len(plans) >= _MAX_VARIANTS:
+                return plans
+            choices = [0] * step + [pick]
+            try:
+                source = build_source(parsed.inputs, parsed.output, ones, path, orders, layout,
+                                      strided=strided, choices=choices)
+                if source in seen:
+                    continue
+                seen.add(source)
+                bind = compile_plan(source)
+                got = bind(shapes)(*probes)
+            except Exception:  # a variant torch's kernels reject: the others remain
+                continue
+            cost = getattr(bind, "cost", None)
+            if cost is not None and got.shape == want.shape and got.stride() == want.stride():
+                plans.append((cost, bind, source))
+    return plans
 
 
 def _torch_structure(parsed, ones: tuple, equation: str, path, fallback: Callable) -> Structure:

@@ -21,8 +21,10 @@ How a contraction is lowered:
    which flattening would copy); a pair
    without becomes a broadcasting multiply. Summed and batch dims are flattened in the
    operand's memory order, so a reshape after a permute stays a view. Both operand orders are
-   tried and the one with fewer calls is kept; the last step's order is the one that lays the
-   result out as ``torch.einsum`` does (``layout``);
+   tried and the one with fewer calls is kept (a step before the last can be asked for another
+   candidate: see ``choices``, which ``layout`` weighs with the kernel cost model); the last
+   step's order is the one that lays the result out as ``torch.einsum`` does (``layout``). A
+   product of two 1-D operands, one of them strided, is a ``dot``;
 4. the result is permuted into the output's order; each temporary is deleted after its last
    use when a later kernel could reuse its memory.
 """
@@ -31,7 +33,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, Optional, Sequence
 
-from shapecheck.torch_runtime.kernel_costs import copy_cost, mm_cost
+from shapecheck.torch_runtime.kernel_costs import copy_cost, flatten_cost, mm_cost
 
 ELLIPSIS = "..."
 
@@ -92,6 +94,8 @@ class _Emitter:
         self.squeezes: dict = {}  # var -> (source var, source dims kept, source rank)
         self.kernels: list = []  # (batch, m, k, n) size symbols of each product, for the cost model
         self.copies: list = []  # size symbols of each copy into torch's layout, for the cost model
+        self.strided: frozenset = frozenset()  # inputs whose innermost stride is more than 1
+        self.flattens: list = []  # size symbols of each operand a reshape copies, for the cost model
 
     def copy(self) -> "_Emitter":
         twin = _Emitter()
@@ -101,6 +105,8 @@ class _Emitter:
         twin.squeezes = dict(self.squeezes)
         twin.kernels = list(self.kernels)
         twin.copies = list(self.copies)
+        twin.strided = self.strided
+        twin.flattens = list(self.flattens)
         return twin
 
     def fresh(self) -> str:
@@ -263,6 +269,12 @@ def _contract_pair(
         return _Operand(var, out_labels, out_sizes)
 
     k = em.product(size[label] for label in summed)
+    if not batch and not a_only and not b_only and len(a.labels) == 1 and len(b.labels) == 1 and (
+            a.var in em.strided or b.var in em.strided):
+        # BLAS's dot reads strided vectors in place, where bmm first copies them (torch 2.13,
+        # CPU, 4e6 float32 elements at stride 2: 5.6 ms against 16 ms for bmm or torch.einsum)
+        em.kernels.append(((), "1", k, "1"))
+        return _Operand(em.assign("%s.dot(%s)" % (a.var, b.var)), [], [])
     m = em.product(a_sizes)
     n = em.product(b_sizes)
     split = _split_around_summed(a, a_only, summed) if not batch and b_only else None
@@ -275,21 +287,47 @@ def _contract_pair(
     b = _permute(em, b, batch + summed + b_only)
     em.kernels.append((tuple(batch_sizes), m, k, n))
     if len(batch) > 1 and len(a_only) == 1 and len(b_only) == 1 and len(summed) == 1:
+        _note_flatten(em, a, [batch, a_only, summed])  # matmul folds the batch dims
+        _note_flatten(em, b, [batch, summed, b_only])
         var = em.assign("%s.matmul(%s)" % (a.var, b.var))
         return _Operand(var, out_labels, out_sizes)
     if batch or not a_only or not b_only:
         # a vector product runs as torch's bmm does: mm of a 1 x k row is far slower
         nb = em.product(batch_sizes)
+        _note_flatten(em, a, [batch, a_only, summed])
+        _note_flatten(em, b, [batch, summed, b_only])
         a_var = _reshape(em, a.var, a.sizes, [nb, m, k])
         b_var = _reshape(em, b.var, b.sizes, [nb, k, n])
         var = em.assign("%s.bmm(%s)" % (a_var, b_var))
         var = _reshape(em, var, [nb, m, n], out_sizes)
     else:
+        _note_flatten(em, a, [a_only, summed])
+        _note_flatten(em, b, [summed, b_only])
         a_var = _reshape(em, a.var, a.sizes, [m, k])
         b_var = _reshape(em, b.var, b.sizes, [k, n])
         var = em.assign("%s.mm(%s)" % (a_var, b_var))
         var = _reshape(em, var, [m, n], out_sizes)
     return _Operand(var, out_labels, out_sizes)
+
+
+def _note_flatten(em: _Emitter, op: _Operand, groups: Sequence[Sequence[str]]) -> None:
+    """Record for the cost model that viewing ``op`` as the matrices (or batch of matrices)
+    ``groups`` (runs of its labels, in its order; the last two form the matrix) copies it: a
+    group's labels are not adjacent, outermost first, in its memory order, or its innermost dim
+    in memory lies in neither of the matrix's groups (BLAS needs one of them at stride 1). An
+    operand whose memory order the plan does not fully know counts as no copy."""
+    rank = {label: n for n, label in enumerate(op.mem)}
+    if any(label not in rank for group in groups for label in group):
+        return
+    for group in groups:
+        first = rank[group[0]] if group else 0
+        if [rank[label] - first for label in group] != list(range(len(group))):
+            em.flattens.append(tuple(op.sizes))
+            return
+    size = dict(zip(op.labels, op.sizes))
+    inner = [label for label in op.mem if size.get(label, "1") != "1"]
+    if inner and len(groups) > 2 and not any(inner[-1] in group for group in groups[-2:]):
+        em.flattens.append(tuple(op.sizes))
 
 
 def _split_around_summed(a: _Operand, a_only: list, summed: list) -> Optional[tuple[list, list]]:
@@ -323,6 +361,7 @@ def _transposed_product(
     copy of ``a`` then ``mm``, as torch.einsum does). The result holds outer, inner, ``b``'s own."""
     outer, inner = split
     a = _permute(em, a, outer + summed + inner)
+    _note_flatten(em, a, [outer, summed, inner])
     mi = em.product(size[label] for label in inner)
     em.kernels.append((tuple(size[label] for label in outer), mi, k, n))
     if outer:
@@ -333,6 +372,7 @@ def _transposed_product(
         a_var = em.assign("%s.mT" % _reshape(em, a.var, a.sizes, [k, mi]))
         shape = [mi, n]
     b = _permute(em, b, summed + b_only)
+    _note_flatten(em, b, [summed, b_only])
     b_var = _reshape(em, b.var, b.sizes, [k, n])
     var = em.assign("%s.%s(%s)" % (a_var, "matmul" if outer else "mm", b_var))
     var = _reshape(em, var, shape, out_sizes)
@@ -349,9 +389,11 @@ def _mirrored_product(
     inner."""
     outer, inner = split
     b = _permute(em, b, outer + summed + inner)
+    _note_flatten(em, b, [outer, summed, inner])
     ni = em.product(size[label] for label in inner)
     em.kernels.append((tuple(size[label] for label in outer), m, k, ni))
     a = _permute(em, a, a_only + summed)
+    _note_flatten(em, a, [a_only, summed])
     a_var = _reshape(em, a.var, a.sizes, [m, k])
     if outer:
         nb = em.product(size[label] for label in outer)
@@ -462,7 +504,7 @@ def _free_dead(lines: list[str], result: str) -> list[str]:
     return out
 
 
-_KERNELS = ("mm(", "matmul(", " * ", ".sum(")
+_KERNELS = ("mm(", "matmul(", " * ", ".sum(", ".dot(")
 
 
 def _names(line: str) -> list[str]:
@@ -483,6 +525,9 @@ def build_source(
     memory: Optional[Sequence[Sequence[int]]] = None,
     layout: Optional[Sequence[int]] = None,
     swapped: bool = False,
+    strided: Optional[Sequence[bool]] = None,
+    choices: Sequence[int] = (),
+    counts: Optional[list] = None,
 ) -> str:
     """Python source of ``bind(shapes)``, which returns a function ``run(x0, x1, ...)``
     computing the einsum for operands of those shapes.
@@ -502,11 +547,26 @@ def build_source(
     kernel cost model weighs against the direct one (:mod:`kernel_costs`). The source then also
     defines ``cost(shapes)``, that model's estimate in microseconds, as it does for every plan
     with a product.
+
+    ``strided[i]`` says that operand ``i``'s innermost stride is more than 1 (a slice with a
+    step): a product of two 1-D inputs, one of them strided, runs as ``dot`` (see
+    :func:`_contract_pair`); the caller passes it only for dtypes whose ``dot`` torch has.
+
+    Each step before the last (three or more operands) has candidates: both operand orders,
+    then those that multiply a transposed view of the second operand (``_mirrored_product``),
+    each group by number of calls; the fewest calls comes first. ``choices[s]`` picks step
+    ``s``'s candidate (the first when absent or out of range); ``counts``, when given, receives
+    how many candidates each such step had. The plans so chosen differ in the kernels' shapes
+    and in which operands a reshape copies, which ``cost(shapes)`` weighs (for three or more
+    operands: two operands' orders are weighed on their products and the copy into torch's
+    layout, as the model was fitted; counting their reshape copies too picked the slower order
+    of ``bhij,hg->bgij`` at b2 h8 i16 j16 g8, 69 us against 35 us).
     """
     shapes_like = [["."] * len(flags) for flags in ones]
     terms, out = expand_ellipsis(inputs, output, shapes_like)
     full = label_sizes(terms, ones)
     em = _Emitter()
+    em.strided = frozenset("x%d" % i for i, flag in enumerate(strided or ()) if flag)
     ops = []
     for i, (term, flags) in enumerate(zip(terms, ones)):
         sizes = ["1" if one else full[label] for label, one in zip(term, flags)]
@@ -526,6 +586,7 @@ def build_source(
     steps = list(path) if path is not None else []
     steps += [(0, 1)] * (len(ops) - 1 - len(steps))
     live = list(ops)
+    step = 0  # steps before the last so far
     for i, j in steps:
         if len(live) < 2:
             break
@@ -545,13 +606,20 @@ def build_source(
                 raise ValueError("no other order than the direct one")
             orders = tuple(pair for pair in orders if pair not in direct)
             final_layout = None
+        if not last:
+            found = _step_candidates(em, orders, keep)
+            if counts is not None:
+                counts.append(len(found))
+            pick = choices[step] if step < len(choices) else 0
+            best = found[pick if pick < len(found) else 0]
+            step += 1
+            orders = ()
         for first, second in orders:
             trial = em.copy()
-            result = _contract_pair(trial, first, second, keep, final_layout if last else None, swapped and last)
+            result = _contract_pair(trial, first, second, keep, final_layout, swapped)
             if result is None:
                 continue
-            if last:
-                result = _finish(trial, result, out)
+            result = _finish(trial, result, out)
             score = len(trial.lines)
             if best is None or score < best[0]:
                 best = (score, trial, result)
@@ -593,6 +661,24 @@ def build_source(
         "\n".join(prelude) if prelude else "    pass", args, "\n".join(body), _cost_source(em, terms, ones, full))
 
 
+def _step_candidates(em: _Emitter, orders: tuple, keep: set) -> list:
+    """``(calls, emitter, result)`` for each way to run a step before the last (see
+    :func:`build_source`): the plain products of both orders, then the mirrored ones, each
+    group stable-sorted by number of calls."""
+    plain: list = []
+    mirrored: list = []
+    for mirror in (False, True):
+        for first, second in orders:
+            trial = em.copy()
+            result = _contract_pair(trial, first, second, keep, None, mirror)
+            if result is None:
+                continue
+            if mirror and not any(line.endswith("# mirrored") for line in trial.lines[len(em.lines):]):
+                continue  # the same as the plain product
+            (mirrored if mirror else plain).append((len(trial.lines), trial, result))
+    return sorted(plain, key=lambda c: c[0]) + sorted(mirrored, key=lambda c: c[0])
+
+
 def _cost_source(em: _Emitter, terms: list, ones: Sequence[Sequence[bool]], full: dict) -> str:
     """Source of ``cost(shapes)``: the kernel cost model's estimate (microseconds) of the
     plan's products and copies for these shapes; empty when the plan has no product."""
@@ -609,13 +695,15 @@ def _cost_source(em: _Emitter, terms: list, ones: Sequence[Sequence[bool]], full
         lines.append("    %s = %s" % (name, " * ".join(factors)))
     parts = ["mm_cost(%s, %s, %s, %s)" % (" * ".join(batch) or "1", m, k, n) for batch, m, k, n in em.kernels]
     parts += ["copy_cost(%s)" % (" * ".join(sizes) or "1") for sizes in em.copies]
+    if len(terms) > 2:  # two operands' orders are weighed without them (see build_source)
+        parts += ["flatten_cost(%s)" % (" * ".join(sizes) or "1") for sizes in em.flattens]
     return "def cost(shapes):\n%s\n    return %s\n" % ("\n".join(lines) or "    pass", " + ".join(parts))
 
 
 def compile_plan(source: str, name: str = "shapecheck_einsum_plan") -> Callable:
     """Compile the source from :func:`build_source` into its ``bind(shapes)`` function; the
     source's ``cost(shapes)``, if any, becomes ``bind.cost``."""
-    namespace: dict = {"mm_cost": mm_cost, "copy_cost": copy_cost}
+    namespace: dict = {"mm_cost": mm_cost, "copy_cost": copy_cost, "flatten_cost": flatten_cost}
     exec(compile(source, "<%s>" % name, "exec"), namespace)
     bind = namespace["bind"]
     bind.cost = namespace.get("cost")
