@@ -4,10 +4,13 @@ Opens a real ~2,000-line file, then applies N single-character edits (a letter t
 identifier at a random place, so the text stays valid Python) one after another, and for each
 edit times the server's lint of the new text two ways: incremental (re-parsing only the touched
 statements of the innermost ``def``/``class`` body the edit lies in, else the touched top-level
-ones, :mod:`shapecheck.server.incremental_parse`) and full (parse and analyse the whole text).
-Both must give the same diagnostics (checked). The incremental lint takes the positions of the
-nodes it did not re-parse from the last version (:mod:`shapecheck.server.offset_reuse`), as the
-server does. Prints the median and p95 per edit, and the parse part alone.
+ones, :mod:`shapecheck.server.incremental_parse`, and replaying the analysis of the top-level
+statements the edit cannot affect, :mod:`shapecheck.engine.unit_reuse`) and full (parse and
+analyse the whole text). Both must give the same diagnostics and fixes (checked). The incremental
+lint takes the positions of the nodes it did not re-parse from the last version
+(:mod:`shapecheck.server.offset_reuse`), as the server does. Prints the median and p95 per edit,
+the parse part alone, the analysis part alone (with reuse, and a full walk) and how many
+top-level statements the analysis walked (the others were replayed).
 
     python benchmarks/server_bench.py                      # wav2vec2 from the corpus, 20 edits
     python benchmarks/server_bench.py FILE --edits 50 --seed 3
@@ -55,22 +58,29 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
-    from shapecheck.engine.config import Settings, registry_infos
+    from shapecheck.engine.checker import analyze
+    from shapecheck.engine.config import Settings, registry_infos, selected_codes
     from shapecheck.engine.positions import known_offsets, use_offsets
+    from shapecheck.engine.unit_reuse import analyze_recording
+    from shapecheck.rules.catalog import get_rule
     from shapecheck.server.document_lint import lint_document
     from shapecheck.server.incremental_parse import parse_document
 
     text = Path(args.file).read_text()
     settings = Settings(rules=registry_infos(), layers=[])
     rng = random.Random(args.seed)
+    classes = [get_rule(code) for code in selected_codes(settings)]
     first = lint_document(args.file, text, settings)
-    previous = first.parsed
+    previous, record = first.parsed, first.record
     doc = parse_document(text)
+    checker, trace = analyze_recording(doc.module, [cls() for cls in classes], text)
+    checker.release()
     incremental, full, parse_inc, parse_full, reparsed, depths = [], [], [], [], [], []
+    analysis_reuse, analysis_full, walked = [], [], []
     for _ in range(args.edits):
         text = _edit(text, rng)
         start = time.perf_counter()
-        inc = lint_document(args.file, text, settings, previous)
+        inc = lint_document(args.file, text, settings, previous, record)
         incremental.append(time.perf_counter() - start)
         offsets = known_offsets(inc.parsed.module) if inc.parsed is not None else None
         start = time.perf_counter()
@@ -78,13 +88,21 @@ def main() -> int:
         full.append(time.perf_counter() - start)
         if offsets is not None and inc.parsed is not None:  # the server runs no full lint in between
             use_offsets(inc.parsed.module, offsets, text)
-        if inc.diagnostics != whole.diagnostics:
+        if inc.diagnostics != whole.diagnostics or inc.fixes != whole.fixes:
             print("MISMATCH: incremental and full lint differ", file=sys.stderr)
             return 1
-        previous = inc.parsed
+        previous, record = inc.parsed, inc.record
         start = time.perf_counter()
         doc = doc.edited(text)
         parse_inc.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        checker, trace = analyze_recording(doc.module, [cls() for cls in classes], text, trace)
+        analysis_reuse.append(time.perf_counter() - start)
+        checker.release()
+        walked.append(trace.walked if trace is not None else len(doc.module.body))
+        start = time.perf_counter()
+        analyze(doc.module, [cls() for cls in classes], text).release()
+        analysis_full.append(time.perf_counter() - start)
         reparsed.append(doc.reparsed)
         depths.append(doc.depth)
         start = time.perf_counter()
@@ -95,10 +113,13 @@ def main() -> int:
     print(f"{Path(args.file).name}: {lines} lines, {args.edits} single-character edits")
     print(f"{'per edit (ms)':<28}{'median':>10}{'p95':>10}")
     for label, values in [("lint, incremental parse", incremental), ("lint, full", full),
-                          ("parse, incremental", parse_inc), ("parse, full", parse_full)]:
+                          ("parse, incremental", parse_inc), ("parse, full", parse_full),
+                          ("analysis, reusing", analysis_reuse), ("analysis, full", analysis_full)]:
         print(f"{label:<28}{1000 * statistics.median(values):>10.1f}{1000 * p95(values):>10.1f}")
     print(f"statements re-parsed per edit: median {statistics.median(reparsed)}; in a def/class body "
           f"{sum(1 for depth in depths if depth)} of {len(depths)} edits (median depth {statistics.median(depths)})")
+    print(f"top-level statements walked per edit (of {len(doc.module.body)}; the others replayed): "
+          f"median {statistics.median(walked)}, max {max(walked)}")
     return 0
 
 

@@ -124,6 +124,9 @@ class _Linter:
         self.meta = {r.code: (r.name, r.severity) for r in rule_classes}
         #: the opt-in rule of suppressions that silence nothing is selected
         self.reports_unused = noqa.UNUSED_NOQA in self.meta
+        #: what runs the analysis of a module (the arguments and result of
+        #: :func:`shapecheck.engine.checker.analyze`); ``None``: that function
+        self.analyse: Optional[Callable[..., Any]] = None
 
     def parse(self, path: str, text: str,
               parse: Optional[Callable[[str], Any]] = None) -> tuple[Optional[Any], list[Diagnostic]]:
@@ -159,7 +162,7 @@ class _Linter:
             return None, [], refused
         rules = [cls() for cls in self.rule_classes]
         try:
-            ctx = checker.analyze(module, rules, text, imported)
+            ctx = (self.analyse or checker.analyze)(module, rules, text, imported)
         except RecursionError:
             return module, [], [
                 _engine_diagnostic(path, INTERNAL_ERROR, "internal error in the analysis walker: "
@@ -785,17 +788,21 @@ def _analysed_with_edits(linter: _Linter, path: str, text: str, parse: Optional[
     return module, diagnostics, (safe_edits(module, findings, diagnostics) if module is not None else {})
 
 
-def lint_source(path: str, text: str, settings: Settings,
-                parse: Optional[Callable[[str], Any]] = None) -> SourceLint:
+def lint_source(path: str, text: str, settings: Settings, parse: Optional[Callable[[str], Any]] = None,
+                analyse: Optional[Callable[..., Any]] = None) -> SourceLint:
     """Lint ``text``, the content of the Python file ``path``, as ``shapecheck lint`` lints a file
     under ``settings``: its selected rules, ``# noqa`` comments, ``per-file-ignores`` and ignored
     engine codes applied; with the text edit of each safe fix. ``parse`` makes the text's libcst
     module when the caller has a faster way (an editor's incremental parse); it may raise the
-    parser's error. Runs on a thread with a fixed stack, as the command line does."""
+    parser's error; ``analyse`` runs the analysis of the module (an editor's that reuses the
+    last version's, :mod:`shapecheck.engine.unit_reuse`; the arguments and result of
+    :func:`shapecheck.engine.checker.analyze`). Runs on a thread with a fixed stack, as the
+    command line does."""
     from shapecheck.engine.guards import call_with_fixed_stack
     from shapecheck.rules.catalog import get_rule
 
     linter = _Linter([get_rule(code) for code in selected_codes(settings)])
+    linter.analyse = analyse
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:

@@ -3,21 +3,26 @@
 :func:`settings_for` finds the ``[tool.shapecheck]`` configuration of a document's path, as
 ``shapecheck lint PATH`` would; :func:`lint_document` lints the unsaved text (re-parsing only
 what changed since the last version, :mod:`shapecheck.server.incremental_parse`, and taking the
-offsets of the nodes it did not re-parse from the last version, :mod:`.offset_reuse`) and keeps, next
-to the diagnostics the CLI would print, the text edit of each safe fix; :func:`noqa_edit` is the
-edit that suppresses one finding with ``# noqa: CODE``.
+offsets of the nodes it did not re-parse from the last version, :mod:`.offset_reuse`, and
+replaying the analysis of the top-level statements the edit cannot affect,
+:mod:`shapecheck.engine.unit_reuse`) and keeps, next to the diagnostics the CLI would print, the
+text edit of each safe fix; :func:`noqa_edit` is the edit that suppresses one finding with
+``# noqa: CODE``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from shapecheck.engine.config import Selectors, Settings, build_settings
 from shapecheck.engine.diagnostics import Diagnostic
 from shapecheck.engine.runner import FixEdit
 from shapecheck.server.incremental_parse import ParsedDocument, parse_document
 from shapecheck.server.offset_reuse import carry_offsets
+
+if TYPE_CHECKING:
+    from shapecheck.engine.unit_reuse import UnitRecord
 
 __all__ = ["DocumentLint", "lint_document", "noqa_edit", "settings_for"]
 
@@ -31,6 +36,8 @@ class DocumentLint:
     fixes: dict[tuple[int, int, str], FixEdit] = field(default_factory=dict)
     #: the parsed text, for the next version's incremental parse (``None``: it does not parse)
     parsed: Optional[ParsedDocument] = None
+    #: the trace of the analysis, for the next version's (``None``: the next one walks everything)
+    record: Optional["UnitRecord"] = None
 
 
 def settings_for(path: str) -> Settings:
@@ -45,11 +52,14 @@ def _excluded(settings: Settings, path: str) -> bool:
 
 
 def lint_document(path: str, text: str, settings: Settings,
-                  previous: Optional[ParsedDocument] = None) -> DocumentLint:
+                  previous: Optional[ParsedDocument] = None, record: Optional["UnitRecord"] = None) -> DocumentLint:
     """Lint ``text``, the content of ``path`` in the editor, under ``settings``: the diagnostics
     the CLI reports for the same text (``# noqa`` and ``per-file-ignores`` applied; none for an
-    excluded path), with the safe fix of each. ``previous`` is the last version's parse."""
+    excluded path), with the safe fix of each. ``previous`` is the last version's parse,
+    ``record`` the trace of its analysis (:class:`DocumentLint.record`)."""
+    from shapecheck.engine.checker import analyze
     from shapecheck.engine.runner import lint_source
+    from shapecheck.engine.unit_reuse import analyze_recording
 
     if _excluded(settings, path):
         return DocumentLint([])
@@ -61,8 +71,18 @@ def lint_document(path: str, text: str, settings: Settings,
             carry_offsets(previous, parsed[-1])
         return parsed[-1].module
 
-    found = lint_source(path, text, settings, parse)
-    return DocumentLint(found.diagnostics, found.fixes, parsed[-1] if parsed else None)
+    records: list[Optional["UnitRecord"]] = []
+
+    def analyse(module: Any, rules: Any, source: Optional[str], imported: Optional[dict]) -> Any:
+        if imported:
+            return analyze(module, rules, source, imported)
+        checker, made = analyze_recording(module, rules, source, record)
+        records.append(made)
+        return checker
+
+    found = lint_source(path, text, settings, parse, analyse)
+    return DocumentLint(found.diagnostics, found.fixes, parsed[-1] if parsed else None,
+                        records[-1] if records else None)
 
 
 def noqa_edit(text: str, line: int, code: str) -> Optional[tuple[int, str]]:

@@ -146,8 +146,9 @@ class ShapecheckServer(LanguageServer):
             return
         previous = self.lints.get(uri)
         parsed = previous[1].parsed if previous is not None else None
+        record = previous[1].record if previous is not None else None
         loop = asyncio.get_running_loop()
-        result = await loop.run_in_executor(self.analysis, lint_document, path, text, settings, parsed)
+        result = await loop.run_in_executor(self.analysis, lint_document, path, text, settings, parsed, record)
         current = self.workspace.get_text_document(uri)
         if current.version != version or current.source != text:
             return  # a newer version is on its way

@@ -1,0 +1,187 @@
+"""Re-linting an edited document with the analysis of the unaffected top-level statements
+replayed (:mod:`shapecheck.engine.unit_reuse`) gives exactly what a full lint gives."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from shapecheck.engine.config import Settings, registry_infos
+from shapecheck.engine.positions import known_offsets, use_offsets
+from shapecheck.server.document_lint import DocumentLint, lint_document
+
+REPO = Path(__file__).resolve().parents[2]
+SETTINGS = Settings(rules=registry_infos(), layers=[])
+PATH = "model.py"
+
+#: every example program with a bug, one after the other: 32 programs, findings of every rule
+ALL_BAD = "".join(p.read_text().rstrip("\n") + "\n\n" for p in sorted((REPO / "examples").glob("sc*_bad.py")))
+
+#: lines an edit puts into a function body (some make findings, some take them away)
+SNIPPETS = [
+    "tmp_a = torch.ones(2, 3).t().view(6)",
+    "tmp_b = torch.zeros(4, 5) @ torch.zeros(3, 4)",
+    "tmp_c = torch.randn(3, 4).sum(1) + torch.randn(3, 4)",
+    "tmp_d = torch.ones(3, requires_grad=True).numpy()",
+    "pass",
+]
+
+HELPER = '''import torch
+
+
+def helper(x):
+    return x.transpose(0, 1)
+
+
+def caller():
+    t = torch.ones(2, 3)
+    y = helper(t)
+    return y.view(-1)
+
+
+def other(t):
+    return t.sum(0)
+'''
+
+INIT = '''import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Other(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = Net()
+
+    def forward(self, x):
+        return self.net(x).view(-1)
+
+
+def main():
+    model = Net().cuda()
+    x = torch.ones(2, 4)
+    return model(x)
+'''
+
+
+def _full(text: str) -> DocumentLint:
+    return lint_document(PATH, text, SETTINGS)
+
+
+def _step(last: DocumentLint, text: str) -> DocumentLint:
+    """Lint ``text`` as the server does after ``last``, check it against a full lint."""
+    found = lint_document(PATH, text, SETTINGS, last.parsed, last.record)
+    offsets = known_offsets(found.parsed.module) if found.parsed is not None else None
+    whole = _full(text)
+    if offsets is not None and found.parsed is not None:  # the server runs no full lint in between
+        use_offsets(found.parsed.module, offsets, text)
+    assert found.diagnostics == whole.diagnostics
+    assert found.fixes == whole.fixes
+    return found
+
+
+def _edit(text: str, kind: int, where: int, what: int) -> str:
+    """One edit of ``text``: a letter typed in a name, a line added to or blanked in a function
+    body, a parameter added, a module-level name given another value, a statement added at
+    module level."""
+    tree = ast.parse(text)
+    lines = text.splitlines(keepends=True)
+    functions = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
+    if kind == 0:
+        spots = [i for i in range(1, len(text)) if text[i - 1].isalpha() and text[i].isalpha()]
+        at = spots[where % len(spots)]
+        return text[:at] + "abcdefgh"[what % 8] + text[at:]
+    function = functions[where % len(functions)]
+    statement = function.body[what % len(function.body)]
+    row = statement.lineno - 1
+    indent = lines[row][:len(lines[row]) - len(lines[row].lstrip())]
+    if kind == 1:
+        return "".join(lines[:row] + [indent + SNIPPETS[what % len(SNIPPETS)] + "\n"] + lines[row:])
+    if kind == 2 and statement.end_lineno == statement.lineno:
+        return "".join(lines[:row] + [indent + "pass\n"] + lines[row + 1:])
+    if kind == 3 and function.args.args and not function.args.defaults and not function.args.vararg \
+            and not function.args.kwonlyargs and not function.args.kwarg:
+        last = function.args.args[-1]
+        row = last.lineno - 1
+        line = lines[row]
+        return "".join(lines[:row] + [line[:last.end_col_offset] + ", zz=None" + line[last.end_col_offset:]]
+                       + lines[row + 1:])
+    if kind == 4:  # a module-level name gets another value
+        assigns = [n for n in tree.body if isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Name)
+                   and n.lineno == n.end_lineno]
+        if assigns:
+            top = assigns[where % len(assigns)]
+            value = ["torch.ones(3, 4).t()", "3", "torch.zeros(2, 5, device='cuda')", "None"][what % 4]
+            row = top.lineno - 1
+            return "".join(lines[:row] + [f"{top.targets[0].id} = {value}\n"] + lines[row + 1:])
+    if kind == 5:  # a statement added at module level
+        top = tree.body[where % len(tree.body)]
+        row = top.lineno - 1 - len(getattr(top, "decorator_list", []))
+        return "".join(lines[:row] + ["ZZ = torch.ones(2)\n"] + lines[row:])
+    return text
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 10_000), st.integers(0, 100)), min_size=1, max_size=3))
+def test_random_edits_of_the_examples_lint_as_a_full_lint(edits: list[tuple[int, int, int]]) -> None:
+    text = ALL_BAD
+    last = _full(text)
+    for kind, where, what in edits:
+        new = _edit(text, kind, where, what)
+        try:
+            ast.parse(new)
+        except SyntaxError:
+            continue
+        text = new
+        last = _step(last, text)
+
+
+def test_an_edit_inside_one_function_walks_only_that_function() -> None:
+    last = _full(ALL_BAD)
+    assert last.record is not None
+    text = ALL_BAD.replace("\n    ", "\n    # a comment\n    ", 1)
+    found = _step(last, text)
+    assert found.record is not None and found.record.walked <= 3
+    assert len(found.diagnostics) == len(last.diagnostics)
+
+
+def test_changing_a_helper_re_walks_its_caller() -> None:
+    last = _full(HELPER)
+    assert [d.code for d in last.diagnostics] == ["SC101"]
+    changed = _step(last, HELPER.replace("x.transpose(0, 1)", "x.contiguous()"))
+    assert [d.code for d in changed.diagnostics] == []
+    assert changed.record is not None and changed.record.walked == 2  # the helper and its caller
+    back = _step(changed, HELPER)
+    assert [d.code for d in back.diagnostics] == ["SC101"]
+
+
+def test_changing_init_re_walks_the_classes_that_read_it() -> None:
+    last = _full(INIT)
+    text = INIT.replace("self.fc = nn.Linear(4, 4)", "self.fc = nn.Linear(4, 4)\n        self.mask = torch.ones(4)")
+    found = _step(last, text)
+    assert found.record is not None and 1 <= found.record.walked < len(found.parsed.module.body)
+
+
+def test_renaming_a_function_walks_everything() -> None:
+    last = _full(HELPER)
+    found = _step(last, HELPER.replace("def other(", "def other2("))
+    assert found.record is not None and found.record.walked == len(found.parsed.module.body)
+
+
+def test_a_text_that_does_not_parse_and_its_repair() -> None:
+    last = _full(HELPER)
+    broken = _step(last, HELPER.replace("return y.view(-1)", "return y.view(-1"))
+    assert [d.code for d in broken.diagnostics] == ["SC000"] and broken.record is None
+    repaired = _step(broken, HELPER)
+    assert [d.code for d in repaired.diagnostics] == ["SC101"]
