@@ -18,17 +18,19 @@ from shapecheck.engine.contexts import context_findings, merge_context_findings
 from shapecheck.rules.api import Context
 from shapecheck.rules.base import Finding, Fix, Rule
 from shapecheck.rules.shape.bound_values import forget_indexes
-from shapecheck.semantic.backward_saves import SaveRecord
+from shapecheck.semantic.backward_saves import SaveRecord, forget_mentions
 from shapecheck.semantic.call_arguments import passed_argument
 from shapecheck.semantic.branch_facts import Branch, under_branches
 from shapecheck.semantic.evaluator import Evaluator
 from shapecheck.semantic.config_sizes import forget_modules
+from shapecheck.semantic.dict_values import forget_dicts
 from shapecheck.semantic.evidence import forget_scans
 from shapecheck.semantic.facts import TENSOR, Fact
 from shapecheck.semantic.interpreter import Interpreter
 from shapecheck.semantic.model import SemanticModel
 from shapecheck.semantic import callee_analysis  # noqa: F401  # registers the re-analysis of callees
 from shapecheck.semantic.read_only_params import read_only_parameters
+from shapecheck.semantic.walk import forget_walks
 from shapecheck.semantic.summaries import Definitions, Effects, ForeignModule, call_effects, parameter_of, resolve_call
 from shapecheck.shapes import Dim
 
@@ -91,6 +93,9 @@ class Checker:
         forget_scans()
         forget_indexes()
         forget_modules()
+        forget_dicts()
+        forget_mentions()
+        forget_walks()
 
     # ------------------------------------------------------------------ the observer of the walk
     def _hooks_for(self, tp: type) -> list[Hook]:

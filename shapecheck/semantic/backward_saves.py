@@ -23,7 +23,7 @@ A list of tensors holds its elements' records (``hs = [torch.sigmoid(a), ...]``,
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator, Optional
+from typing import Callable, Iterable, Iterator, Optional, Union
 
 import libcst as cst
 
@@ -51,17 +51,29 @@ FactOf = Callable[[cst.BaseExpression], Fact]
 ModuleSaves = Callable[[Fact, Optional[bool]], frozenset[str]]
 
 
-@dataclass(eq=False)
 class SaveRecord:
     """``op`` (its source text) saved ``binding`` (as its ``role``: self, other or result)."""
 
-    op: str
-    binding: Binding
-    role: str
-    #: creation order in the scope: reports list records in this order
-    serial: int = 0
-    #: the op's node, for the related line of a finding (``None`` when unknown)
-    node: Optional[cst.CSTNode] = None
+    __slots__ = ("_op", "binding", "role", "serial", "node")
+
+    def __init__(self, op: Union[str, Callable[[], str]], binding: Binding, role: str, serial: int = 0,
+                 node: Optional[cst.CSTNode] = None) -> None:
+        #: the op's source text, or what makes it (read by reports only: made on first use)
+        self._op = op
+        self.binding = binding
+        self.role = role
+        #: creation order in the scope: reports list records in this order
+        self.serial = serial
+        #: the op's node, for the related line of a finding (``None`` when unknown)
+        self.node = node
+
+    @property
+    def op(self) -> str:
+        """The op's source text, on one line."""
+        op = self._op
+        if not isinstance(op, str):
+            op = self._op = op()
+        return op
 
 
 @dataclass
@@ -182,7 +194,8 @@ class BackwardSaves:
         shared.elements.setdefault(binding, set()).update(records)
         shared.deps[binding] = shared.deps.get(binding, frozenset()) | frozenset(deps) | frozenset(records)
 
-    def add_record(self, op: str, binding: Binding, role: str, node: Optional[cst.CSTNode] = None) -> SaveRecord:
+    def add_record(self, op: Union[str, Callable[[], str]], binding: Binding, role: str,
+                   node: Optional[cst.CSTNode] = None) -> SaveRecord:
         """``op`` (the code of ``node``) saved ``binding`` for backward."""
         shared = self.shared
         record = SaveRecord(op, binding, role, shared.next(), node)
@@ -271,9 +284,9 @@ def record_saves(state: BackwardSaves, expr: cst.BaseExpression, result: Optiona
         if not roles:
             if op == _MODULE_CALL and _builds_graph(node, fact):
                 graph = ("<graph>", state.shared.next())  # a binding no name has: nothing changes it
-                added.add(state.add_record(" ".join(source(node).split()), graph, GRAPH, node))
+                added.add(state.add_record(_one_line(source, node), graph, GRAPH, node))
             continue
-        text = " ".join(source(node).split())
+        text = _one_line(source, node)
         element = _is_element(expr, node)
         for role in sorted(roles):
             target: Optional[Binding] = None
@@ -291,6 +304,11 @@ def record_saves(state: BackwardSaves, expr: cst.BaseExpression, result: Optiona
                 if role == RESULT and element:
                     state.shared.elements.setdefault(target, set()).add(record)
     return added
+
+
+def _one_line(source: Callable[[cst.CSTNode], str], node: cst.CSTNode) -> Callable[[], str]:
+    """What makes the source text of ``node`` on one line (only a report needs it)."""
+    return lambda: " ".join(source(node).split())
 
 
 #: the role of a record that stands for the graph a call of a user's module built (saves unknown)
@@ -522,13 +540,23 @@ def _forward_helpers(cls: cst.ClassDef) -> frozenset[str]:
     return _HELPERS.put(cls, frozenset(names))
 
 
+#: id of a scope -> (the scope, whether it mentions a backward pass); see :func:`mentions_backward`
+_MENTIONS: NodeMemo[bool] = NodeMemo(limit=4096)
+
+
 def mentions_backward(scope: cst.CSTNode) -> bool:
     """True when ``scope`` (a function body or the module, nested functions and classes aside)
     reads ``.backward`` or ``.grad``: a scope without a backward pass need not record saves."""
-    for node in walk(scope):
-        if type(node) is cst.Attribute and node.attr.value in ("backward", "grad"):
-            return True
-    return False
+    known = _MENTIONS.get(scope)
+    if known is None:
+        known = _MENTIONS.put(scope, any(type(node) is cst.Attribute and node.attr.value in ("backward", "grad")
+                                         for node in walk(scope)))
+    return known
+
+
+def forget_mentions() -> None:
+    """Drop the answers of :func:`mentions_backward` for the file just linted."""
+    _MENTIONS.clear()
 
 
 def retains_graph(call: cst.Call) -> bool:

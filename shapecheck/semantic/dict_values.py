@@ -24,7 +24,7 @@ from shapecheck.semantic.facts import Fact, join
 from shapecheck.semantic.node_memo import NodeMemo
 from shapecheck.semantic.walk import walk as walk_nodes
 
-__all__ = ["dict_display", "held_values", "stored", "tracked_dicts", "unheld"]
+__all__ = ["dict_display", "forget_dicts", "held_values", "stored", "tracked_dicts", "unheld"]
 
 #: dict methods that neither store a value nor let one escape to code that could store one
 _READING_METHODS = frozenset({"get", "keys", "values", "items", "pop", "copy", "clear", "__contains__"})
@@ -68,6 +68,7 @@ class _Tracked:
 
 
 _NESTED = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
+_MEMBERSHIP = frozenset({cst.In, cst.NotIn})
 _NESTED_TYPES = frozenset(_NESTED)
 #: the node classes :func:`_allowed_children` may allow a name below (exact classes: libcst has no
 #: subclasses of them, and a set lookup is much cheaper than a chain of isinstance tests)
@@ -102,85 +103,98 @@ def _allowed_children(node: cst.CSTNode, reading: set[int], aug: set[int]) -> li
     """The names directly below ``node`` that are allowed uses of a tracked dict or no use of a
     value at all (an attribute's name, a keyword); notes in ``reading`` and ``aug`` what the
     children of ``node`` need to know about it."""
-    if isinstance(node, cst.Assign):
-        return [t.target for t in node.targets if isinstance(t.target, cst.Name)]
-    if isinstance(node, cst.AnnAssign):
-        return [node.target] if isinstance(node.target, cst.Name) else []
-    if isinstance(node, cst.AugAssign):
-        aug.add(id(node.target))
+    tp = type(node)  # exact classes (see _PARENTS)
+    if tp is cst.Assign:
+        return [t.target for t in node.targets if type(t.target) is cst.Name]  # type: ignore[attr-defined]
+    if tp is cst.AnnAssign:
+        return [node.target] if type(node.target) is cst.Name else []  # type: ignore[attr-defined]
+    if tp is cst.AugAssign:
+        aug.add(id(node.target))  # type: ignore[attr-defined]
         return []
-    if isinstance(node, cst.Subscript):
-        return [node.value] if isinstance(node.value, cst.Name) and id(node) not in aug else []
-    if isinstance(node, cst.Return):
-        return [node.value] if isinstance(node.value, cst.Name) else []
-    if isinstance(node, cst.For):
-        return [n for n in (node.target, node.iter) if isinstance(n, cst.Name)]
-    if isinstance(node, cst.Comparison):  # `k in out`
-        return [c.comparator for c in node.comparisons
-                if isinstance(c.operator, (cst.In, cst.NotIn)) and isinstance(c.comparator, cst.Name)]
-    if isinstance(node, cst.Attribute):
-        names = [node.attr]
-        if isinstance(node.value, cst.Name) and id(node) in reading:
-            names.append(node.value)
+    if tp is cst.Subscript:
+        return [node.value] if type(node.value) is cst.Name and id(node) not in aug else []  # type: ignore[attr-defined]
+    if tp is cst.Return:
+        return [node.value] if type(node.value) is cst.Name else []  # type: ignore[attr-defined]
+    if tp is cst.For:
+        return [n for n in (node.target, node.iter) if type(n) is cst.Name]  # type: ignore[attr-defined]
+    if tp is cst.Comparison:  # `k in out`
+        return [c.comparator for c in node.comparisons  # type: ignore[attr-defined]
+                if type(c.operator) in _MEMBERSHIP and type(c.comparator) is cst.Name]
+    if tp is cst.Attribute:
+        names = [node.attr]  # type: ignore[attr-defined]
+        if type(node.value) is cst.Name and id(node) in reading:  # type: ignore[attr-defined]
+            names.append(node.value)  # type: ignore[attr-defined]
         return names
-    if isinstance(node, cst.Call):
-        func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in _READING_METHODS:
+    if tp is cst.Call:
+        func = node.func  # type: ignore[attr-defined]
+        if type(func) is cst.Attribute and func.attr.value in _READING_METHODS:
             reading.add(id(func))
-        names = [a.keyword for a in node.args if a.keyword is not None]
-        if isinstance(func, cst.Name) and func.value == "len":
-            names += [a.value for a in node.args if isinstance(a.value, cst.Name)]
+        names = [a.keyword for a in node.args if a.keyword is not None]  # type: ignore[attr-defined]
+        if type(func) is cst.Name and func.value == "len":
+            names += [a.value for a in node.args if type(a.value) is cst.Name]  # type: ignore[attr-defined]
         return names
     return []
 
 
-def _outer_names(node: cst.CSTNode) -> set[str]:
+#: each nested definition's :func:`_outer_names`, computed once per node (a module's scan and the
+#: scans of its functions share the definitions nested in both)
+_OUTER: NodeMemo[frozenset[str]] = NodeMemo(limit=4096)
+
+
+def _outer_names(node: cst.CSTNode) -> frozenset[str]:
     """The names a nested function (or lambda, or class body) uses that it does not bind itself:
     the enclosing scope's, which it may change (a class body's own names are no scope of the
     methods it holds)."""
-    local = _bound_in(node)
+    found = _OUTER.get(node)
+    if found is None:
+        found = _OUTER.put(node, _free_names(node))
+    return found
+
+
+def _free_names(node: cst.CSTNode) -> frozenset[str]:
+    """:func:`_outer_names` of ``node``, in one pass over its own code: what it uses, what it binds
+    (unless it declares the name ``global`` or ``nonlocal``), and the outer names of the
+    definitions nested in it."""
+    bound: set[str] = set()
+    declared: set[str] = set()
     used: set[str] = set()
     inner: set[str] = set()
+    params = getattr(node, "params", None)
+    if params is not None:
+        bound.update(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params))
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                bound.add(star.name.value)
     for sub in walk_nodes(node):
         tp = type(sub)
         if tp is cst.Name:
             used.add(sub.value)  # type: ignore[attr-defined]
         elif tp in _NESTED_TYPES:
             inner |= _outer_names(sub)
-    params = getattr(node, "params", None)
+        elif tp is cst.Assign:
+            bound.update(t.target.value for t in sub.targets if type(t.target) is cst.Name)  # type: ignore[attr-defined]
+        elif tp is cst.AugAssign or tp is cst.AnnAssign:
+            target = sub.target  # type: ignore[attr-defined]
+            if type(target) is cst.Name:
+                bound.add(target.value)
+        elif tp is cst.For and type(sub.target) is cst.Name:  # type: ignore[attr-defined]
+            bound.add(sub.target.value)  # type: ignore[attr-defined]
+        elif tp is cst.Global or tp is cst.Nonlocal:
+            declared.update(n.name.value for n in sub.names)  # type: ignore[attr-defined]
     if params is not None:
         for p in (*params.posonly_params, *params.params, *params.kwonly_params):
             if p.default is not None:  # a default is evaluated in the enclosing scope
                 used.update(n.value for n in (p.default, *walk_nodes(p.default)) if isinstance(n, cst.Name))
+    local = bound - declared
     if isinstance(node, cst.ClassDef):
-        return (used - local) | inner
-    return (used | inner) - local
+        return frozenset((used - local) | inner)
+    return frozenset((used | inner) - local)
 
 
-def _bound_in(node: cst.CSTNode) -> frozenset[str]:
-    """The names a nested function (or lambda, or class body) binds itself, unless it declares
-    them ``global`` or ``nonlocal``."""
-    names: set[str] = set()
-    declared: set[str] = set()
-    params = getattr(node, "params", None)
-    if params is not None:
-        names.update(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params))
-        for star in (params.star_arg, params.star_kwarg):
-            if isinstance(star, cst.Param):
-                names.add(star.name.value)
-    for sub in walk_nodes(node):
-        tp = type(sub)
-        if tp is cst.Assign:
-            names.update(t.target.value for t in sub.targets if type(t.target) is cst.Name)  # type: ignore[attr-defined]
-        elif tp is cst.AugAssign or tp is cst.AnnAssign:
-            target = sub.target  # type: ignore[attr-defined]
-            if type(target) is cst.Name:
-                names.add(target.value)
-        elif tp is cst.For and type(sub.target) is cst.Name:  # type: ignore[attr-defined]
-            names.add(sub.target.value)  # type: ignore[attr-defined]
-        elif tp is cst.Global or tp is cst.Nonlocal:
-            declared.update(n.name.value for n in sub.names)  # type: ignore[attr-defined]
-    return frozenset(names - declared)
+def forget_dicts() -> None:
+    """Drop the scans of the file just linted (and the nodes they keep alive)."""
+    _TRACKED.clear()
+    _OUTER.clear()
 
 
 def held_values(model: Any, fact: Fact, owner: cst.BaseExpression) -> Optional[Fact]:

@@ -429,16 +429,16 @@ class _Scanner:
         elif type(stmt) is cst.Expr:
             self.expr(stmt.value)
             self._inplace_reshape(stmt.value)
-        elif isinstance(stmt, (cst.Return, cst.Raise)):
+        elif type(stmt) is cst.Return or type(stmt) is cst.Raise:
             self.expr(getattr(stmt, "value", None) if isinstance(stmt, cst.Return) else stmt.exc)
         elif type(stmt) is cst.Assert:
             self.expr(stmt.test)
             self.expr(stmt.msg)
         elif type(stmt) is cst.Del:
             self._target(stmt.target, None)
-        elif isinstance(stmt, (cst.Global, cst.Nonlocal)):
+        elif type(stmt) is cst.Global or type(stmt) is cst.Nonlocal:
             self.bind((n.name.value for n in stmt.names), None)
-        elif isinstance(stmt, (cst.Import, cst.ImportFrom)):
+        elif type(stmt) is cst.Import or type(stmt) is cst.ImportFrom:
             names = stmt.names if not isinstance(stmt.names, cst.ImportStar) else ()
             for alias in names:
                 bound = alias.asname.name if alias.asname is not None else alias.name

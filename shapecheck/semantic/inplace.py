@@ -104,7 +104,7 @@ def subscript_writes(node: cst.Assign) -> Iterator[tuple[cst.BaseExpression, boo
 
 def _unpacked(target: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
     """The targets of ``a, b[0] = ...`` (nested tuples and lists flattened), or ``target`` itself."""
-    if isinstance(target, (cst.Tuple, cst.List)):
+    if type(target) is cst.Tuple or type(target) is cst.List:
         for element in target.elements:
             yield from _unpacked(element.value)
     else:

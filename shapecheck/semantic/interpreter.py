@@ -159,7 +159,7 @@ def _child_fields(tp: type) -> tuple[str, ...]:
 #: node types without child expressions
 _LEAF_TYPES = (cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.Ellipsis,
                cst.Pass, cst.Break, cst.Continue)
-_SCOPED_EXPRS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp, cst.Lambda)
+_SCOPED_EXPRS = frozenset({cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp, cst.Lambda})
 # exact classes (libcst has no subclasses of these): isinstance on its abstract classes is slow
 _TERMINAL = frozenset({cst.Return, cst.Raise})
 _LOOP_EXIT = frozenset({cst.Continue, cst.Break})
@@ -259,6 +259,7 @@ class Interpreter:
         if tp in _SCOPED_EXPRS:
             masked = self._mask(node)
         leaves = self._quiet_leaves
+        known = KNOWN_NODE_TYPES.get
         fields = _FIELD_CACHE.get(tp)
         for name in fields if fields is not None else _child_fields(tp):
             value = getattr(node, name)
@@ -266,10 +267,18 @@ class Interpreter:
             if vtp is tuple or vtp is list:
                 for child in value:
                     ctp = type(child)
-                    if ctp not in leaves and (KNOWN_NODE_TYPES.get(ctp) or is_node_type(ctp)):
-                        self._walk(child)
-            elif vtp not in leaves and (KNOWN_NODE_TYPES.get(vtp) or is_node_type(vtp)):
-                self._walk(value)
+                    if ctp not in leaves:
+                        is_node = known(ctp)
+                        if is_node is None:
+                            is_node = is_node_type(ctp)
+                        if is_node:
+                            self._walk(child)
+            elif vtp not in leaves:
+                is_node = known(vtp)
+                if is_node is None:
+                    is_node = is_node_type(vtp)
+                if is_node:
+                    self._walk(value)
         if masked is not None:
             env = self.model.env
             for key, old in masked.items():

@@ -23,7 +23,6 @@ import libcst as cst
 from shapecheck.semantic.facts import CUDA, Device
 from shapecheck.semantic.syntax import CallArgs, all_params
 from shapecheck.semantic.torch_api import MODULE_DEVICE_METHODS, MODULE_METHODS_RETURNING_SELF
-from shapecheck.semantic.walk import walk
 
 #: the scan of :mod:`~shapecheck.semantic.module_state` (it calls this module: not imported), with
 #: ``qual``, ``device``, ``instance_class``, ``where``, ``top`` and ``wrappers``
@@ -173,10 +172,7 @@ def _direct(scan: _Scan, fn: _Function) -> None:
 
 def _calls(scope: _Scope) -> Iterator[cst.Call]:
     """Every call in the statements of ``scope``."""
-    for small in scope.smalls:
-        for node in walk(small):
-            if type(node) is cst.Call:
-                yield node
+    yield from scope.calls
 
 
 def _resolve(scan: _Scan, move: _Move, callee: _Function, args: CallArgs,

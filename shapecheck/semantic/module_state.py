@@ -55,6 +55,7 @@ class _Scope:
         self.params = params
         self.assigned: dict[str, list[cst.BaseExpression]] = {}
         self.smalls: list[cst.CSTNode] = []
+        self._calls: Optional[list[cst.Call]] = None
         for small in _smalls(stmts):
             self.smalls.append(small)
             if type(small) is cst.Assign:
@@ -68,6 +69,14 @@ class _Scope:
             elif isinstance(small, (cst.AnnAssign, cst.AugAssign)) and type(small.target) is cst.Name:
                 value = small.value if type(small) is cst.AnnAssign else None
                 self.assigned.setdefault(small.target.value, []).append(value or cst.Name("None"))
+
+
+    @property
+    def calls(self) -> list[cst.Call]:
+        """Every call in ``smalls``, in the order :func:`walk` finds them (found once)."""
+        if self._calls is None:
+            self._calls = [node for small in self.smalls for node in walk(small) if type(node) is cst.Call]
+        return self._calls
 
 
 def _smalls(stmts: Sequence[cst.CSTNode]) -> Iterator[cst.CSTNode]:
@@ -339,18 +348,15 @@ def _steady_names(scan: _Scan, scopes: list[_Scope]) -> dict[str, Device]:
             name = small.targets[0].target.value
             seen.setdefault(name, set()).add(scan.move_device(value, value.func.attr.value, top))
     for scope in scopes:
-        for small in scope.smalls:
-            for node in walk(small):
-                if type(node) is not cst.Call:
-                    continue
-                func = node.func
-                if type(func) is not cst.Attribute or func.attr.value not in MODULE_DEVICE_METHODS \
-                        or type(func.value) is not cst.Name:
-                    continue
-                name = func.value.value
-                if scope is not top and (name in scope.assigned or name in scope.params):
-                    continue
-                seen.setdefault(name, set()).add(scan.move_device(node, func.attr.value, scope))
+        for node in scope.calls:
+            func = node.func
+            if type(func) is not cst.Attribute or func.attr.value not in MODULE_DEVICE_METHODS \
+                    or type(func.value) is not cst.Name:
+                continue
+            name = func.value.value
+            if scope is not top and (name in scope.assigned or name in scope.params):
+                continue
+            seen.setdefault(name, set()).add(scan.move_device(node, func.attr.value, scope))
     given = _given(scopes) if seen else set()
     return {name: dev for name, devs in seen.items() if len(devs) == 1 and name in top.assigned
             and name not in given for dev in devs if dev is not None and dev != CPU}
@@ -372,10 +378,8 @@ def _given(scopes: list[_Scope]) -> set[str]:
     """The names some call of the file is given (``train(model)``, ``wrap(m=model)``)."""
     given: set[str] = set()
     for scope in scopes:
-        for small in scope.smalls:
-            for node in walk(small):
-                if type(node) is cst.Call:
-                    given.update(a.value.value for a in node.args if type(a.value) is cst.Name)
+        for node in scope.calls:
+            given.update(a.value.value for a in node.args if type(a.value) is cst.Name)
     return given
 
 

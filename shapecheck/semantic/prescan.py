@@ -125,27 +125,40 @@ def scan_statements(stmts: Sequence[cst.CSTNode], declared_global: set[str], sel
     attributes assigned (as ``self.x = ...``, also inside nested blocks), and (into ``moves``,
     when given) the statements that move ``self`` (``self.cuda()``, ``x = self.to(d)``)."""
     for stmt in stmts:
-        if isinstance(stmt, (cst.SimpleStatementLine, cst.BaseSmallStatement)):
-            for small in stmt.body if type(stmt) is cst.SimpleStatementLine else (stmt,):
+        tp = type(stmt)
+        if tp is cst.SimpleStatementLine or _is_small(tp):
+            for small in stmt.body if tp is cst.SimpleStatementLine else (stmt,):  # type: ignore[attr-defined]
                 if moves is not None and moves_self(getattr(small, "value", None)):
                     moves.append(small)
-                if type(small) is cst.Global:
-                    declared_global.update(n.name.value for n in small.names)
-                elif isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+                small_tp = type(small)
+                if small_tp is cst.Global:
+                    declared_global.update(n.name.value for n in small.names)  # type: ignore[union-attr]
+                elif small_tp is cst.Assign or small_tp is cst.AnnAssign or small_tp is cst.AugAssign:
                     targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) \
-                        else [small.target]
+                        else [small.target]  # type: ignore[union-attr]
                     for t in targets:
-                        parts = [e.value for e in t.elements] if isinstance(t, (cst.Tuple, cst.List)) else [t]
+                        parts = [e.value for e in t.elements] if type(t) is cst.Tuple or type(t) is cst.List else [t]
                         for el in parts:
                             name = dotted_name(el) if type(el) is cst.Attribute else None
                             if name is not None and name.startswith("self.") and name.count(".") == 1:
                                 self_attrs.add(name)
             continue
-        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-            scan_statements(stmt.body.body, declared_global, self_attrs)
+        if tp is cst.FunctionDef or tp is cst.ClassDef:
+            scan_statements(stmt.body.body, declared_global, self_attrs)  # type: ignore[attr-defined]
             continue
         for block in sub_blocks(stmt):
             scan_statements(block, declared_global, self_attrs, moves)
+
+
+_SMALL: dict[type, bool] = {}
+
+
+def _is_small(tp: type) -> bool:
+    """``tp`` is a small statement class (cached: the check on libcst's abstract class is slow)."""
+    small = _SMALL.get(tp)
+    if small is None:
+        small = _SMALL[tp] = issubclass(tp, cst.BaseSmallStatement)
+    return small
 
 
 def moves_self(value: object) -> bool:

@@ -13,6 +13,9 @@ from shapecheck.semantic.node_memo import NodeMemo
 __all__ = ["rebound_names"]
 
 _REBOUND: NodeMemo[frozenset[str]] = NodeMemo()
+#: the statements and expressions that bind the names of their ``target`` (exact classes: libcst
+#: has no subclasses of them)
+_TARGETED = frozenset({cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr, cst.Del})
 
 
 def rebound_names(func: cst.FunctionDef) -> frozenset[str]:
@@ -23,22 +26,19 @@ def rebound_names(func: cst.FunctionDef) -> frozenset[str]:
         return cached
     names: set[str] = set()
     for node in walk(func.body, into_defs=True):
-        if type(node) is cst.Assign:
-            for t in node.targets:
+        tp = type(node)
+        if tp is cst.Assign:
+            for t in node.targets:  # type: ignore[attr-defined]
                 names.update(target_names(t.target))
-        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor)):
-            names.update(target_names(node.target))
-        elif type(node) is cst.NamedExpr:
-            names.update(target_names(node.target))
-        elif type(node) is cst.With:
+        elif tp in _TARGETED:
+            names.update(target_names(node.target))  # type: ignore[attr-defined]
+        elif tp is cst.With:
             for bound in with_targets(node):
                 names.update(target_names(bound))
-        elif isinstance(node, (cst.Global, cst.Nonlocal)):
-            names.update(n.name.value for n in node.names)
-        elif type(node) is cst.Del:
-            names.update(target_names(node.target))
-        elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-            names.add(node.name.value)
-        elif isinstance(node, (cst.Import, cst.ImportFrom)) and not isinstance(node.names, cst.ImportStar):
-            names.update(import_binding(a) for a in node.names)
+        elif tp is cst.Global or tp is cst.Nonlocal:
+            names.update(n.name.value for n in node.names)  # type: ignore[attr-defined]
+        elif tp is cst.FunctionDef or tp is cst.ClassDef:
+            names.add(node.name.value)  # type: ignore[attr-defined]
+        elif (tp is cst.Import or tp is cst.ImportFrom) and type(node.names) is not cst.ImportStar:  # type: ignore[attr-defined]
+            names.update(import_binding(a) for a in node.names)  # type: ignore[attr-defined]
     return _REBOUND.put(func, frozenset(names))

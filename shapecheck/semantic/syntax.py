@@ -145,7 +145,7 @@ def sub_blocks(stmt: cst.CSTNode) -> list[Block]:
     """The statement lists a compound statement holds: body, ``else``/``elif``, handlers, ``finally``."""
     blocks: list[Block] = []
     body = getattr(stmt, "body", None)
-    if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+    if type(body) is cst.IndentedBlock or type(body) is cst.SimpleStatementSuite:
         blocks.append(body.body)
     orelse = getattr(stmt, "orelse", None)
     if type(orelse) is cst.If:
@@ -202,9 +202,13 @@ def is_name(expr: Optional[cst.BaseExpression], value: str) -> bool:
 
 def is_number(expr: Optional[cst.BaseExpression]) -> bool:
     """True for a number literal, signed or not (``2``, ``1e-9``, ``-1``)."""
-    if isinstance(expr, (cst.Integer, cst.Float)):
+    tp = type(expr)  # exact types: isinstance on libcst's abstract classes is slow
+    if tp is cst.Integer or tp is cst.Float:
         return True
-    return type(expr) is cst.UnaryOperation and isinstance(expr.expression, (cst.Integer, cst.Float))
+    if tp is not cst.UnaryOperation:
+        return False
+    inner = type(expr.expression)  # type: ignore[union-attr]
+    return inner is cst.Integer or inner is cst.Float
 
 
 def sizes_of(expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:

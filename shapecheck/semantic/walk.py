@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Optional
 
 import libcst as cst
 
@@ -32,6 +32,27 @@ def _subscript_parts(node: cst.Subscript) -> list:
             parts.append(inner.value)
         elif type(inner) is cst.Slice:
             parts.extend(p for p in (inner.lower, inner.upper, inner.step) if p is not None)
+    return parts
+
+
+def _function_parts(node: cst.FunctionDef) -> list:
+    parts: list = [*node.decorators, node.name]
+    if node.type_parameters is not None:
+        parts.append(node.type_parameters)
+    parts.append(node.params)
+    if node.returns is not None:
+        parts.append(node.returns)
+    parts.append(node.body)
+    return parts
+
+
+def _class_parts(node: cst.ClassDef) -> list:
+    parts: list = [*node.decorators, node.name]
+    if node.type_parameters is not None:
+        parts.append(node.type_parameters)
+    parts.extend(node.bases)
+    parts.extend(node.keywords)
+    parts.append(node.body)
     return parts
 
 
@@ -97,6 +118,17 @@ _FIELDS: dict[type, Callable[[Any], Iterable[cst.CSTNode]]] = {
     cst.GeneratorExp: lambda n: (n.elt, n.for_in),
     cst.DictComp: lambda n: (n.key, n.value, n.for_in),
     cst.CompFor: lambda n: [n.target, n.iter, *(i.test for i in n.ifs), *((n.inner_for_in,) if n.inner_for_in else ())],
+    cst.FunctionDef: _function_parts,
+    cst.ClassDef: _class_parts,
+    cst.Lambda: lambda n: (n.params, n.body),
+    cst.Module: lambda n: n.body,
+    cst.Annotation: lambda n: (n.annotation,),
+    cst.Arg: lambda n: (n.value,) if n.keyword is None else (n.keyword, n.value),
+    cst.From: lambda n: (n.item,),
+    cst.WithItem: lambda n: (n.item,) if n.asname is None else (n.item, n.asname),
+    cst.AsName: lambda n: (n.name,),
+    cst.EmptyLine: lambda n: (),
+    cst.Comment: lambda n: (),
 }
 
 
@@ -110,19 +142,57 @@ def child_nodes(node: cst.CSTNode) -> Iterable[cst.CSTNode]:
 #: node types :func:`walk` never looks into: no children worth producing
 _LEAVES = frozenset({
     cst.Name, cst.Integer, cst.Float, cst.SimpleString, cst.Pass, cst.Break, cst.Continue, cst.Ellipsis,
-    cst.Import, cst.ImportFrom, cst.Global, cst.Nonlocal, cst.Parameters,
+    cst.Import, cst.ImportFrom, cst.Global, cst.Nonlocal, cst.Parameters, cst.EmptyLine, cst.Comment,
 })
 _DEFS = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
+
+
+#: for a walk without and one into nested definitions: id of each node walked so far -> (the node,
+#: the nodes below it in walk order once it has been walked twice, else ``None``): the passes of
+#: the analysis and the rules walk the same function bodies and statements again
+_WALKED: tuple[dict[int, tuple[cst.CSTNode, Optional[list[cst.CSTNode]]]], ...] = ({}, {})
+#: the nodes whose walk is kept from the first one: the bodies that several passes walk
+_BODIES = frozenset({cst.IndentedBlock, cst.Module, cst.FunctionDef, cst.ClassDef})
+#: the number of nodes :data:`_WALKED` keeps for each kind of walk before it starts again
+_WALKED_LIMIT = 20_000
 
 
 def walk(node: cst.CSTNode, *, into_defs: bool = False) -> Iterator[cst.CSTNode]:
     """Every node below ``node`` (not ``node`` itself) that can hold an expression.
 
     Nested function and class definitions and lambdas are skipped unless ``into_defs``. Tokens
-    (operators, commas, whitespace) of the common node types are not produced.
+    (operators, commas, whitespace) of the common node types are not produced. A node walked
+    again gives the nodes found before (syntax trees never change): those of a body from its
+    first walk, those of any other node from its second.
     """
+    known = _WALKED[into_defs]
+    hit = known.get(id(node))
+    if hit is not None and hit[0] is node:
+        below = hit[1]
+        if below is None:
+            below = list(_walk(node, into_defs))
+            known[id(node)] = (node, below)
+        return iter(below)
+    if len(known) > _WALKED_LIMIT:
+        known.clear()
+    if type(node) in _BODIES:
+        below = list(_walk(node, into_defs))
+        known[id(node)] = (node, below)
+        return iter(below)
+    known[id(node)] = (node, None)
+    return _walk(node, into_defs)
+
+
+def forget_walks() -> None:
+    """Drop the nodes kept for the walks of the file just linted."""
+    for known in _WALKED:
+        known.clear()
+
+
+def _walk(node: cst.CSTNode, into_defs: bool) -> Iterator[cst.CSTNode]:
     get = _FIELDS.get
     leaves = _LEAVES
+    defs = _DEFS
     fields = get(type(node))
     stack = list(fields(node) if fields is not None else node.children)
     pop = stack.pop
@@ -131,10 +201,7 @@ def walk(node: cst.CSTNode, *, into_defs: bool = False) -> Iterator[cst.CSTNode]
         current = pop()
         yield current
         tp = type(current)
-        if tp in leaves:
+        if tp in leaves or (tp in defs and not into_defs):
             continue
         fields = get(tp)
-        if fields is not None:
-            extend(fields(current))
-        elif into_defs or tp not in _DEFS:
-            extend(current.children)
+        extend(fields(current) if fields is not None else current.children)

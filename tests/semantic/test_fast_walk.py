@@ -7,7 +7,7 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from shapecheck.semantic.walk import walk
+from shapecheck.semantic.walk import forget_walks, walk
 
 REPO = Path(__file__).resolve().parents[2]
 KINDS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.BinaryOperation)
@@ -81,3 +81,67 @@ def _all(node: cst.CSTNode):
     for child in node.children:
         yield child
         yield from _all(child)
+
+
+_DEFINITIONS = '''\
+import torch
+
+
+@register(name="layer")
+# a comment between the decorator and the def
+
+def forward(x: torch.Tensor, scale=2) -> torch.Tensor:
+    """Doc."""
+
+    # a comment in the body
+    y = x * scale
+    return y.view(-1)
+
+
+class Block(Base, metaclass=Meta):
+    size = 4
+
+    def run(self, x):
+        return lambda v: v + x
+'''
+
+_TOKENS = (cst.SimpleWhitespace, cst.ParenthesizedWhitespace, cst.TrailingWhitespace, cst.Newline,
+           cst.EmptyLine, cst.Comment, cst.Comma, cst.Colon, cst.AssignEqual, cst.LeftParen, cst.RightParen)
+
+
+def _definitions() -> tuple[cst.FunctionDef, cst.ClassDef]:
+    module = cst.parse_module(_DEFINITIONS)
+    return module.body[1], module.body[2]  # type: ignore[return-value]
+
+
+def test_walk_of_a_function_gives_its_decorators_name_annotation_and_body_without_tokens():
+    function, _ = _definitions()
+    found = list(walk(function))
+    assert not [n for n in found if isinstance(n, _TOKENS)]
+    names = [n.value for n in found if type(n) is cst.Name]
+    assert {"register", "forward", "torch", "x", "scale", "y"} <= set(names)
+    assert function.returns is not None and function.returns.annotation in found
+    assert any(type(n) is cst.Return for n in found)
+
+
+def test_walk_of_a_class_keeps_its_bases_and_keywords_and_skips_nested_defs_unless_asked():
+    _, block = _definitions()
+    names = {n.value for n in walk(block) if type(n) is cst.Name}
+    assert {"Block", "Base", "metaclass", "Meta", "size"} <= names
+    assert not names & {"run", "self", "v"}  # the method is a nested definition
+    deep = {n.value for n in walk(block, into_defs=True) if type(n) is cst.Name}
+    assert {"run", "v", "x"} <= deep  # parameters are not walked
+
+
+@pytest.mark.parametrize("into_defs", [False, True])
+def test_walking_a_node_again_gives_the_same_nodes_in_the_same_order(into_defs):
+    module = cst.parse_module(_DEFINITIONS)
+    function, block = module.body[1], module.body[2]
+    roots = [module, function, function.body, block, block.body.body[0], function.body.body[1]]
+    for root in roots:
+        first = list(walk(root, into_defs=into_defs))
+        for _ in range(3):
+            again = list(walk(root, into_defs=into_defs))
+            assert len(again) == len(first) and all(a is b for a, b in zip(first, again))
+    forget_walks()
+    assert [id(n) for n in walk(module, into_defs=into_defs)] == [id(n) for n in walk(module, into_defs=into_defs)]
