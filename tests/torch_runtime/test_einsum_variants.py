@@ -179,3 +179,22 @@ def test_never_seen_shapes_with_size_one_dims_take_the_structure_and_match_torch
         layout._compile = original
     assert len(compiled) <= 4
     shapecheck.clear_cache()
+
+
+@pytest.mark.parametrize("spec, shapes, transposed, product", [
+    ("bhij,hg->bgij", [(2, 8, 64, 64), (8, 8)], False, ".expand(s0, s4, s1).bmm("),
+    ("bhij,hg->bgij", [(2, 8, 64, 64), (8, 8)], True, ".expand(s0, s4, s1).bmm("),
+    ("bhij,hg->bgij", [(2, 8, 16, 16), (8, 4)], False, ".bmm(x1.expand(s0, s1, s4))"),
+    ("bnd,de->bne", [(3, 16, 8), (8, 5)], True, ".bmm(x1.expand(s0, s2, s3))"),
+])
+def test_a_matrix_times_a_batch_runs_bmm_on_an_expanded_view(spec, shapes, transposed, product):
+    # matmul would fold the batch into rows when an operand requires grad, copying it transposed
+    gen = torch.Generator().manual_seed(3)
+    ops = [torch.randn(shape, dtype=torch.float64, generator=gen) for shape in shapes]
+    if transposed:
+        ops = [op.mT.contiguous().mT for op in ops]
+    ops = [op.requires_grad_() for op in ops]
+    source = shapecheck.plan_source(spec, *ops)
+    assert product in source and "matmul(" not in source, source
+    got, want = shapecheck.einsum(spec, *ops), torch.einsum(spec, *ops)
+    _same_as_torch(got, want, ops, torch.randn(want.shape, dtype=torch.float64, generator=gen))
