@@ -128,12 +128,12 @@ class Net(nn.Module):
     def _layer(self, node: cst.Call, name: str, ctx) -> None:
         """``nn.Linear(...)`` (a layer that holds parameters) built on every call of ``forward``
         (not under an ``if``, which may build it once) and applied there."""
-        fact = ctx.fact(node)
-        if fact.kind != MODULE or not fact.params:
-            return
         scope = scope_of(ctx, node)
         function = scope.function
         if function is None or function.name.value != "forward" or not scope.module_class:
+            return
+        fact = ctx.fact(node)
+        if fact.kind != MODULE or not fact.params:
             return
         statement = ctx.statement
         if statement is None or _under_if(function, statement):

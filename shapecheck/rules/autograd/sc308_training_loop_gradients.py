@@ -328,6 +328,9 @@ losses and call `backward()` once.
 
     # -- missing zero_grad ------------------------------------------------------------------
     def _loop(self, node: Union[cst.For, cst.While], ctx) -> None:
+        if not any(type(inner) is cst.Call and type(inner.func) is cst.Attribute
+                   and inner.func.attr.value == "step" for inner in walk(node.body)):
+            return  # no `.step(...)` in the loop: no optimizer steps there, whatever else it calls
         backward = False
         steps: list[cst.Call] = []
         zeroed = False  # some gradients cleared in a way not matched to one optimizer

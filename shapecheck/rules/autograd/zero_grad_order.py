@@ -75,6 +75,8 @@ def zeroed_before_step(ctx, stmts: Sequence[cst.BaseStatement]) -> Iterator[tupl
     runs after a ``backward()`` of the block and before ``opt.step()``, with no ``backward()``
     between it and the step."""
     flat = _flat(stmts)
+    if not any(call is not None and _zeroed(call) is not None for call in map(_expression_call, flat)):
+        return  # no `zero_grad()` line: nothing to find, and no need to look for `backward()`
     backward_seen = False
     pending: dict[str, cst.Call] = {}
     for stmt in flat:

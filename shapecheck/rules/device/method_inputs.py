@@ -15,12 +15,16 @@ from typing import Optional, Sequence
 
 import libcst as cst
 
+from shapecheck.rules.helpers.visit_memo import LastVisit
 from shapecheck.semantic.facts import MODULE, Fact
 from shapecheck.semantic.syntax import all_params, target_names
 from shapecheck.semantic.walk import walk
 
 #: (class name, method name) -> positional index (after ``self``) -> the layer it reaches first
 Feeds = dict[tuple[str, str], dict[int, str]]
+
+#: what the call being visited feeds (SC401 and SC403 both record it)
+_FEEDS: LastVisit[Optional[tuple[tuple[str, str], list[tuple[int, str]]]]] = LastVisit()
 
 
 def _rebound(nodes: Sequence[cst.CSTNode]) -> set[str]:
@@ -57,34 +61,46 @@ def _opening(function: cst.FunctionDef) -> list[cst.SimpleStatementLine]:
 def record_feed(feeds: Feeds, ctx, node: cst.Call) -> None:
     """Note ``self.layer(p, ...)`` in a method of a module class when ``self.layer`` is a
     ``torch.nn`` layer holding parameters and ``p`` a parameter of the method (see the module)."""
-    function, class_def = ctx.function, ctx.class_def
-    func = node.func
-    if function is None or class_def is None or not ctx.in_module_class or type(func) is not cst.Attribute \
-            or type(func.value) is not cst.Name or not node.args:
+    found = _FEEDS.get(ctx, node, _feeds_of)
+    if found is None:
         return
+    key, entries = found
+    table = feeds.setdefault(key, {})
+    for index, layer in entries:
+        table.setdefault(index, layer)
+
+
+def _feeds_of(ctx, node: cst.Call) -> Optional[tuple[tuple[str, str], list[tuple[int, str]]]]:
+    """What :func:`record_feed` notes for ``node``: the method's key and ``(index, layer)`` of each
+    parameter given, in order; ``None`` when the call is no such layer call."""
+    func = node.func
+    if type(func) is not cst.Attribute or type(func.value) is not cst.Name or not node.args:
+        return None
+    function, class_def = ctx.function, ctx.class_def
+    if function is None or class_def is None or not ctx.in_module_class:
+        return None
     params = [p.name.value for p in list(function.params.posonly_params) + list(function.params.params)]
     if len(params) < 2 or func.value.value != params[0]:
-        return
+        return None
     given = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
     given += [e.value for arg in given[1:] if isinstance(arg, (cst.Tuple, cst.List))
               for e in arg.elements if type(e) is cst.Element]
     names = [e.value for e in given if type(e) is cst.Name and e.value in params[1:]]
     if not names:
-        return
+        return None
     layer = ctx.fact(func)
     if layer.kind != MODULE or not (layer.qual or "").startswith("torch.nn.") or not layer.params:
-        return
+        return None
     lines = _opening(function)
     at = next((i for i, line in enumerate(lines) if any(node is n for n in walk(line))), None)
     if at is None:
-        return
+        return None
     rebound = _rebound(lines[:at]) | {t for n in walk(lines[at]) if type(n) is cst.NamedExpr
                                       for t in target_names(n.target)}
     starred = {p.name.value for p in all_params(function.params) if p.star}
-    found = feeds.setdefault((class_def.name.value, function.name.value), {})
-    for name in names:
-        if name not in rebound and name not in starred:
-            found.setdefault(params.index(name) - 1, f"self.{func.attr.value}")
+    entries = [(params.index(name) - 1, f"self.{func.attr.value}") for name in names
+               if name not in rebound and name not in starred]
+    return (class_def.name.value, function.name.value), entries
 
 
 def fed_layer(feeds: Feeds, receiver: Fact, method: str, index: int) -> Optional[str]:

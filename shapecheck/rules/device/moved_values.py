@@ -108,6 +108,11 @@ def moves_to_device(ctx, function: cst.FunctionDef) -> bool:
     """``function`` moves a tensor to a device it names somewhere in its body (not in a nested
     definition)."""
     for node in walk(function.body):
-        if type(node) is cst.Call and _move_target(ctx, node, facts=False) is not None:
+        if type(node) is cst.Call and moves_by_syntax(ctx, node):
             return True
     return False
+
+
+def moves_by_syntax(ctx, call: cst.Call) -> bool:
+    """``call`` moves a tensor to a device it names, as far as its syntax shows (no facts)."""
+    return _move_target(ctx, call, facts=False) is not None

@@ -7,7 +7,8 @@ from typing import Optional
 import libcst as cst
 
 from shapecheck.rules.helpers.calls import method_call, positional, torch_name
-from shapecheck.rules.helpers.operators import ARITHMETIC_OPERATORS
+from shapecheck.rules.helpers.operators import ARITHMETIC_OPERATORS, BINARY_TOKENS
+from shapecheck.rules.helpers.visit_memo import LastVisit
 from shapecheck.semantic.facts import MODULE
 from shapecheck.semantic.syntax import CallArgs
 from shapecheck.semantic.torch_api import (
@@ -23,13 +24,23 @@ from shapecheck.semantic.torch_api import (
 
 #: Arithmetic operators whose operands must share a device.
 _DEVICE_OPERATORS = ARITHMETIC_OPERATORS + (cst.MatrixMultiply, cst.BitAnd, cst.BitOr, cst.BitXor)
+#: the same, as a set of exact classes (libcst's operator classes have no subclasses)
+_DEVICE_OPERATOR_TYPES = frozenset(_DEVICE_OPERATORS)
+
+#: the operands of the node being visited (SC401 and SC403 both ask)
+_OPERANDS: LastVisit[Optional[tuple[str, list[cst.BaseExpression]]]] = LastVisit()
 
 
 def same_device_operands(ctx, node: cst.CSTNode) -> Optional[tuple[str, list[cst.BaseExpression]]]:
-    """``(what, tensor operands)`` for an op whose operands must share a device."""
+    """``(what, tensor operands)`` for an op whose operands must share a device (the list is shared
+    by the rules that ask during one visit of ``node``: read it, never change it)."""
+    return _OPERANDS.get(ctx, node, _same_device_operands)
+
+
+def _same_device_operands(ctx, node: cst.CSTNode) -> Optional[tuple[str, list[cst.BaseExpression]]]:
     if type(node) is cst.BinaryOperation:
-        if isinstance(node.operator, _DEVICE_OPERATORS):
-            return ctx.source(node.operator).strip(), [node.left, node.right]
+        if type(node.operator) in _DEVICE_OPERATOR_TYPES:
+            return BINARY_TOKENS[type(node.operator)], [node.left, node.right]
         return None
     if type(node) is not cst.Call:
         return None

@@ -8,11 +8,12 @@ from typing import Optional
 import libcst as cst
 
 from shapecheck.rules.base import Example, Fix, Rule, register
-from shapecheck.rules.device.device_generic import placing_params
+from shapecheck.rules.device.factory_calls import factory_aliases
+from shapecheck.rules.device.function_scan import FunctionSyntax, scan_syntax
 from shapecheck.rules.device.helper_results import placing_tensor, returned_factories, returned_items, tested
 from shapecheck.rules.device.input_attributes import container_annotation, input_attribute
 from shapecheck.rules.device.method_inputs import Feeds, fed_layer, record_feed
-from shapecheck.rules.device.moved_values import moved_module, moved_to, moves_to_device
+from shapecheck.rules.device.moved_values import moved_module, moved_to
 from shapecheck.rules.device.operands import same_device_operands
 from shapecheck.rules.device.placement import DEVICE_WORDS, known_device, placed_note, placed_place
 from shapecheck.rules.helpers import fix_safety
@@ -518,6 +519,9 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
         self._feeds: Feeds = {}
         # the factories already reported as the origin of a helper's CPU result
         self._origins: set[int] = set()
+        # id of a function -> (the function, what its syntax shows: see `function_scan`)
+        self._syntax: dict[int, tuple[cst.FunctionDef, FunctionSyntax]] = {}
+        self._aliases: Optional[tuple[cst.Module, frozenset[str]]] = None
 
     def carry_from(self, plain: "FactoryWithoutDevice") -> None:
         """Take the layers that the plain walk of the file saw methods feed (a call-site context
@@ -539,9 +543,24 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
                 _annotated_tensor(p) or (in_forward and p.annotation is None and p.name.value != "self")
                 or (in_forward and container_annotation(p)) or p.name.value in evidenced
                 for p in _params(function).values()
-            ) or moves_to_device(ctx, function)
+            ) or self._syntax_of(ctx, function).moves
             self._eligible[key] = eligible
         return eligible
+
+    def _syntax_of(self, ctx, function: cst.FunctionDef) -> FunctionSyntax:
+        """What ``function``'s syntax shows (:mod:`~shapecheck.rules.device.function_scan`), read
+        once per function."""
+        known = self._syntax.get(id(function))
+        if known is None or known[0] is not function:
+            if self._aliases is None or self._aliases[0] is not ctx.module:
+                self._aliases = (ctx.module, factory_aliases(ctx.module))
+            known = self._syntax[id(function)] = (function, scan_syntax(ctx, function, self._aliases[1]))
+        return known[1]
+
+    def _makes_none(self, ctx, function: Optional[cst.FunctionDef]) -> bool:
+        """``function`` calls no torch factory (:mod:`~shapecheck.rules.device.factory_calls`): no
+        expression in it is computed from a factory result, so nothing there needs following."""
+        return function is not None and not self._syntax_of(ctx, function).may_make
 
     def _held_root(self, ctx, expr: cst.BaseExpression, fid: int, depth: int = 0) -> Optional[cst.Attribute]:
         """The parameter or registered buffer of the module (``self.L``) that ``expr`` is computed
@@ -576,7 +595,7 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
         key = id(function)
         found = self._evidence_params.get(key)
         if found is None:
-            generic = ctx.in_module_class is True or bool(placing := placing_params(ctx, function))
+            generic = ctx.in_module_class is True or bool(placing := self._syntax_of(ctx, function).placing)
             table = scan_function(function, ctx.imports.resolve).at(PARAMETERS) if generic else {}
             declared = list(_params(function).values())
             receiver = declared[0].name.value if declared and ctx.class_def is not None else None
@@ -592,6 +611,11 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
         if not self._in_scope(ctx):
             return
         function = ctx.function
+        if self._makes_none(ctx, function):  # only the tensors computed from the inputs matter here
+            for target in node.targets:
+                if type(target.target) is cst.Name:
+                    self._follow_input(node, target.target.value, function, ctx)
+            return
         ints = self._ints.setdefault(id(function), set())
         held = self._held_root(ctx, node.value, id(function)) if ctx.in_forward else None
         moved = moved_to(ctx, node.value, self._moved, id(function))
@@ -613,18 +637,7 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
                     self._rebound[(id(function), name.value)] = node  # `h, c = self.lstm(x, (h, c))`
             if type(target.target) is cst.Name:
                 key = (id(function), target.target.value)
-                is_param = function is not None and target.target.value in _params(function)
-                if is_param and not _keeps_tensor(ctx, target.target.value, node.value):
-                    self._lost.add(key)
-                if not is_param:
-                    derived = None
-                    if function is not None:
-                        in_forward = ctx.in_module_class is True and function.name.value == "forward"
-                        derived = self._tensor_from(node.value, function, ctx, in_forward)
-                    if derived is not None:
-                        self._derived[key] = derived
-                    else:
-                        self._derived.pop(key, None)
+                self._follow_input(node, target.target.value, function, ctx)
                 if held is not None:
                     self._held[key] = held
                 if moved is not None:
@@ -635,6 +648,21 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
                     self._rebound.pop(key, None)
                 elif self._bound_factory(key, ctx) is not None:
                     self._rebound[key] = node
+
+    def _follow_input(self, node: cst.Assign, name: str, function: cst.FunctionDef, ctx) -> None:
+        """``name = value``: a parameter rebound to something not computed from it is lost; another
+        name is derived from the input ``value`` is computed from, if any."""
+        key = (id(function), name)
+        is_param = name in _params(function)
+        if is_param and not _keeps_tensor(ctx, name, node.value):
+            self._lost.add(key)
+        if not is_param:
+            in_forward = ctx.in_module_class is True and function.name.value == "forward"
+            derived = self._tensor_from(node.value, function, ctx, in_forward)
+            if derived is not None:
+                self._derived[key] = derived
+            else:
+                self._derived.pop(key, None)
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
         """Operators between a factory result without ``device=`` and a tensor computed from an
@@ -666,6 +694,9 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
         function = ctx.function
         if function is None or node.value is None:
             return
+        known = self._syntax.get(id(function))
+        if known is not None and known[0] is function and not known[1].may_make:
+            return  # a function already known to call no factory (not scanned for this alone)
         made = [call for item in returned_items(node) if (call := self._factory(item, function, ctx)) is not None
                 and ctx.fact(call).device == CPU]
         if not made:
@@ -728,7 +759,7 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
     def _moved_module_input(self, node: cst.Call, ctx) -> None:
         """A module the function moved to a device it names (``netG = Generator().to(device)``)
         run on a factory result without ``device=`` (``netG(torch.randn(b, nz))``): reported."""
-        if not self._in_scope(ctx):
+        if not self._in_scope(ctx) or self._makes_none(ctx, ctx.function):
             return
         function = ctx.function
         device = moved_module(ctx, node, self._moved, id(function))
@@ -935,7 +966,7 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
             return
         what, operands = found
         scope = scope_of(ctx, node)
-        if self._plain_attribute(node, what, operands, scope, ctx):
+        if self._plain_attribute(node, what, operands, scope, ctx) or self._makes_none(ctx, ctx.function):
             return
         factories = [(op, self._factory(op, scope.function, ctx)) for op in operands]
         made = [(op, call) for op, call in factories if call is not None]
@@ -1058,7 +1089,8 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
     def _layer_input(self, node: cst.Call, ctx) -> None:
         """In ``forward``, a factory result without ``device=`` given to a ``torch.nn`` layer of the
         module that holds parameters (``self.wpe(torch.arange(t))``, ``self.gru(x, h0)``): reported."""
-        if not ctx.in_forward or not _is_module_attr(node.func) or not self._in_scope(ctx):
+        if not ctx.in_forward or not _is_module_attr(node.func) or not self._in_scope(ctx) \
+                or self._makes_none(ctx, ctx.function):
             return
         layer = ctx.fact(node.func)
         qual = layer.qual or ""

@@ -6,7 +6,6 @@ from typing import Optional
 
 import libcst as cst
 
-from shapecheck.semantic.imports import torch_name as resolved_torch_name
 from shapecheck.semantic.syntax import dotted_name, is_name, is_number, keyword, method_call, positional
 
 __all__ = [
@@ -22,8 +21,12 @@ __all__ = [
 
 
 def torch_name(ctx, expr: cst.BaseExpression) -> Optional[str]:
-    """For an expression that resolves to ``torch.X.Y``: ``"X.Y"``; else ``None``."""
-    return resolved_torch_name(ctx.qualname, expr)
+    """For an expression that resolves to ``torch.X.Y``: ``"X.Y"``; else ``None`` (read from the
+    import table at once: ``ctx.imports.resolve`` is ``ctx.qualname``, and this runs at every call)."""
+    qual = ctx.imports.resolve(expr)
+    if qual is not None and qual.startswith("torch."):
+        return qual[6:]
+    return None
 
 
 def torch_root(ctx) -> Optional[str]:

@@ -146,7 +146,7 @@ def side_assignments(func: cst.FunctionDef) -> frozenset[int]:
     if cached is not None:
         return cached
     found: set[int] = set()
-    for node in walk(func.body):
+    for node in _ifs(func.body.body) if type(func.body) is cst.IndentedBlock else walk(func.body):
         if type(node) is not cst.If:
             continue
         sides = [node.body.body]
@@ -157,6 +157,26 @@ def side_assignments(func: cst.FunctionDef) -> frozenset[int]:
                 if type(stmt) is cst.SimpleStatementLine and len(stmt.body) == 1 and type(stmt.body[0]) is cst.Assign:
                     found.add(id(stmt.body[0]))
     return _SIDES.put(func, frozenset(found))
+
+
+#: the compound statements whose blocks :func:`~shapecheck.semantic.syntax.sub_blocks` gives in full
+_BLOCK_STATEMENTS = frozenset({cst.If, cst.For, cst.While, cst.With, cst.Try, cst.TryStar})
+
+
+def _ifs(block: Sequence[cst.CSTNode]) -> Iterator[cst.CSTNode]:
+    """The ``if`` statements in ``block`` and the blocks inside it, not in nested definitions (what
+    :func:`walk` finds, read statement by statement: an ``if`` is never inside an expression)."""
+    for stmt in block:
+        tp = type(stmt)
+        if tp is cst.SimpleStatementLine or tp is cst.FunctionDef or tp is cst.ClassDef:
+            continue
+        if tp is cst.If:
+            yield stmt
+        if tp in _BLOCK_STATEMENTS:
+            for sub in sub_blocks(stmt):
+                yield from _ifs(sub)
+        else:  # `match` and anything newer: every node
+            yield from (n for n in walk(stmt) if type(n) is cst.If)
 
 
 def _side_values(ctx, stmt: cst.If, name: str) -> list[tuple[cst.BaseExpression, str]]:

@@ -11,6 +11,7 @@ raises unless the width equals the channel count, and is silent and wrong when i
 
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 import libcst as cst
@@ -86,7 +87,7 @@ def _all_self_assignments(class_def: cst.ClassDef) -> dict[str, list[tuple[cst.F
                     direct = type(t.target) is cst.Attribute
                     for attr in self_attribute_targets(t.target, me):
                         found.setdefault(attr, []).append((stmt, node.value if direct else unknown))
-            elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+            elif type(node) is cst.AugAssign or type(node) is cst.AnnAssign:
                 for attr in self_attribute_targets(node.target, me):
                     found.setdefault(attr, []).append((stmt, unknown))
             elif type(node) is cst.Call and dotted_name(node.func) in (f"{me}.register_buffer",
@@ -287,10 +288,31 @@ def _local_channel_vector(ctx, tensor: cst.BaseExpression, vector: cst.BaseExpre
     return ChannelVector(short(ctx, vector, 16), conv[0], conv[1], conv[2])
 
 
+#: how a convolution's name is written (``nn.Conv2d``, ``ConvTranspose1d``, ``F.conv3d``): the
+#: qualified names above end with one, so a file whose text has none holds no convolution
+_CONV_TEXT = re.compile(r"[Cc]onv(?:Transpose)?[123]d")
+#: the text last read and whether it names a convolution
+_LAST_TEXT: list[tuple[str, bool]] = []
+
+
+def _names_convolutions(ctx) -> bool:
+    """The file's text names a convolution (True when the text is not at hand)."""
+    text = getattr(ctx, "text", None)
+    if text is None:
+        return True
+    if _LAST_TEXT and _LAST_TEXT[0][0] is text:
+        return _LAST_TEXT[0][1]
+    found = _CONV_TEXT.search(text) is not None
+    _LAST_TEXT[:] = [(text, found)]
+    return found
+
+
 def channel_vector(ctx, tensor: cst.BaseExpression, vector: cst.BaseExpression) -> Optional[ChannelVector]:
     """A :class:`ChannelVector` when ``vector`` is ``self.<p>``, a 1-D parameter or buffer sized
     by the ``out_channels`` of the convolution ``self.<m>`` whose output ``tensor`` is (or both
     are held in local names, :func:`_local_channel_vector`)."""
+    if not _names_convolutions(ctx):
+        return None
     class_def, func = ctx.class_def, ctx.function
     if type(vector) is cst.Name:
         return _local_channel_vector(ctx, tensor, vector)

@@ -31,9 +31,8 @@ LOSS_MODULES = frozenset(f"torch.nn.{n}" for n in ("MSELoss", "L1Loss", "SmoothL
 
 def loss_operands(node: cst.Call, ctx) -> Optional[tuple[cst.BaseExpression, cst.BaseExpression, str]]:
     """``(input, target, loss name)`` of a call of an elementwise loss, function or module."""
-    args = CallArgs(node)
-    if args.starred:
-        return None
+    if len(node.args) < 2:
+        return None  # no input and target (a starred argument gives no pair either)
     qual = ctx.qualname(node.func)
     if qual in LOSS_FUNCTIONS:
         name = f"F.{qual.rsplit('.', 1)[-1]}"
@@ -42,6 +41,9 @@ def loss_operands(node: cst.Call, ctx) -> Optional[tuple[cst.BaseExpression, cst
         if f.kind != MODULE or f.qual not in LOSS_MODULES:
             return None
         name = f"nn.{f.qual.rsplit('.', 1)[-1]}"
+    args = CallArgs(node)
+    if args.starred:
+        return None
     inp, target = args.get(0, "input"), args.get(1, "target")
     if inp is None or target is None:
         return None

@@ -528,6 +528,8 @@ centered = x - x.mean(dim=1, keepdim=True)
     def __init__(self) -> None:
         #: id of a value bound to a name -> (the value, its fact), for the values that held a reduction
         self._reductions: dict[int, tuple[cst.BaseExpression, Fact]] = {}
+        #: one of those values held a reduction (else no side of an `if` bound one)
+        self._held_reduction = False
 
     def visit_Assign(self, node: cst.Assign, ctx) -> None:
         """Remember a reduction bound to a name, for a use after an ``if`` whose one side bound it."""
@@ -537,12 +539,15 @@ centered = x - x.mean(dim=1, keepdim=True)
             if f.kind in (TENSOR, None):
                 if len(self._reductions) > 4096:
                     self._reductions.clear()
+                    self._held_reduction = False
                 self._reductions[id(node.value)] = (node.value, f)
+                if f.reduction is not None:
+                    self._held_reduction = True
 
     def _side_pair(self, ctx, source_expr, reduced_expr):
         """``(pair, side)`` for a name in ``reduced_expr`` (through ops that keep its shape) that
         holds a reduction of ``source_expr`` on one side of the ``if`` before it, else ``None``."""
-        if not self._reductions:
+        if not self._held_reduction:
             return None  # no side of an `if` bound a reduction
         name = _same_shape_parent(ctx, reduced_expr)
         if type(name) is not cst.Name or ctx.fact(name).reduction is not None:

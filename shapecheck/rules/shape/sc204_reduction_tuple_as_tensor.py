@@ -123,8 +123,8 @@ scores = best * 2
     def _pair_side(self, ctx, expr) -> Optional[str]:
         """The side of an ``if`` on which the name ``expr`` (of unknown kind after the join) holds a
         pair: `` `flag` is false``; ``None`` when no side does."""
-        if type(expr) is not cst.Name or ctx.fact(expr).kind is not None:
-            return None
+        if not self._pair_values or type(expr) is not cst.Name or ctx.fact(expr).kind is not None:
+            return None  # no side of an `if` bound a pair, or not a name of unknown kind
         for value, side in branch_values(ctx, expr.value, expr):
             if self._pair_values.get(id(value)) is value:
                 return side

@@ -1,0 +1,33 @@
+"""A value of the node being visited, computed once for all the rules whose hooks ask for it.
+
+A walk visits each node once, with its own rule context (a call-site walk has another), so the
+pair (context, node) names one visit: while the hooks of one node run, the facts they read do not
+change, and a value computed from them by the first rule serves the next ones.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Generic, Optional, TypeVar
+
+V = TypeVar("V")
+
+
+class LastVisit(Generic[V]):
+    """The value computed for the last (context, node) asked; both are kept, so that a freed pair
+    cannot pass its value to a later one at the same addresses."""
+
+    __slots__ = ("_ctx", "_node", "_value")
+
+    def __init__(self) -> None:
+        self._ctx: Any = None
+        self._node: Any = None
+        self._value: Optional[V] = None
+
+    def get(self, ctx: Any, node: Any, compute: Callable[[Any, Any], V]) -> V:
+        """The value of ``node`` in the visit ``ctx`` is running, computed by ``compute(ctx, node)``
+        the first time it is asked."""
+        if self._node is node and self._ctx is ctx:
+            return self._value  # type: ignore[return-value]
+        value = compute(ctx, node)
+        self._ctx, self._node, self._value = ctx, node, value
+        return value
