@@ -17,6 +17,8 @@ import libcst as cst
 from shapecheck.engine.contexts import context_findings, merge_context_findings
 from shapecheck.rules.api import Context
 from shapecheck.rules.base import Finding, Fix, Rule
+from shapecheck.rules.device.factory_calls import forget_aliases
+from shapecheck.rules.helpers.visit_memo import forget_visits
 from shapecheck.rules.shape.bound_values import forget_indexes
 from shapecheck.semantic.backward_saves import SaveRecord, forget_mentions
 from shapecheck.semantic.call_arguments import passed_argument
@@ -49,6 +51,19 @@ def _hook_names(rule_class: type) -> tuple[str, ...]:
     if names is None:
         names = _HOOK_NAMES[rule_class] = tuple(attr for attr in dir(rule_class) if attr.startswith("visit_"))
     return names
+
+
+def forget_memos() -> None:
+    """Drop what the analysis remembers per syntax node outside any checker (walks, scans,
+    indexes): :meth:`Checker.release` does this once a file's findings are read."""
+    forget_scans()
+    forget_indexes()
+    forget_modules()
+    forget_dicts()
+    forget_mentions()
+    forget_walks()
+    forget_visits()
+    forget_aliases()
 
 
 class Checker:
@@ -90,12 +105,7 @@ class Checker:
         them) instead of being freed at once. The checker answers nothing else afterwards."""
         self.interpreter.__dict__.clear()
         vars(self.context).clear()
-        forget_scans()
-        forget_indexes()
-        forget_modules()
-        forget_dicts()
-        forget_mentions()
-        forget_walks()
+        forget_memos()
 
     # ------------------------------------------------------------------ the observer of the walk
     def _hooks_for(self, tp: type) -> list[Hook]:

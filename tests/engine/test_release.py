@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 import libcst as cst
 
-from shapecheck.engine.checker import analyze
+from shapecheck.engine.checker import analyze, forget_memos
 from shapecheck.engine.config import selected_rules
 
 CODE = """
@@ -36,6 +36,8 @@ def _garbage_after(release: bool) -> int:
     findings = list(checker.findings)
     if release:
         checker.release()
+    else:  # what the walk remembers per node outside the checker is not part of its cycles
+        forget_memos()
     del module, checker, findings
     return gc.collect()
 

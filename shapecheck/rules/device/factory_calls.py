@@ -13,20 +13,38 @@ from typing import Iterable, Iterator, Optional, Sequence, Union
 
 import libcst as cst
 
+from shapecheck.semantic.node_memo import NodeMemo
+
 from shapecheck.semantic.syntax import all_params, dotted_name, sub_blocks
 from shapecheck.semantic.torch_api import FACTORIES
 from shapecheck.semantic.walk import walk
 
-__all__ = ["definition_parts", "factory_aliases", "may_call_factory", "may_make_here"]
+__all__ = ["definition_parts", "factory_aliases", "forget_aliases", "may_call_factory", "may_make_here"]
 
 _TORCH_FACTORIES = frozenset(f"torch.{name}" for name in FACTORIES)
 #: the compound statements whose blocks :func:`~shapecheck.semantic.syntax.sub_blocks` gives in full
 _BLOCK_STATEMENTS = frozenset({cst.If, cst.For, cst.While, cst.With, cst.Try, cst.TryStar})
 
 
+#: the factory aliases of the modules met last (a rule asks once per function)
+_ALIASES: NodeMemo[frozenset[str]] = NodeMemo(limit=4)
+
+
+def forget_aliases() -> None:
+    """Drop the remembered aliases, and the modules they keep alive."""
+    _ALIASES.clear()
+
+
 def factory_aliases(module: cst.Module) -> frozenset[str]:
     """The local names that an import anywhere in ``module`` binds to a torch factory
     (``from torch import zeros as z``: ``z``)."""
+    known = _ALIASES.get(module)
+    if known is None:
+        known = _ALIASES.put(module, _factory_aliases(module))
+    return known
+
+
+def _factory_aliases(module: cst.Module) -> frozenset[str]:
     found: set[str] = set()
     for node in _imports(module.body):
         if type(node) is cst.ImportFrom:

@@ -521,7 +521,6 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
         self._origins: set[int] = set()
         # id of a function -> (the function, what its syntax shows: see `function_scan`)
         self._syntax: dict[int, tuple[cst.FunctionDef, FunctionSyntax]] = {}
-        self._aliases: Optional[tuple[cst.Module, frozenset[str]]] = None
 
     def carry_from(self, plain: "FactoryWithoutDevice") -> None:
         """Take the layers that the plain walk of the file saw methods feed (a call-site context
@@ -552,9 +551,8 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
         once per function."""
         known = self._syntax.get(id(function))
         if known is None or known[0] is not function:
-            if self._aliases is None or self._aliases[0] is not ctx.module:
-                self._aliases = (ctx.module, factory_aliases(ctx.module))
-            known = self._syntax[id(function)] = (function, scan_syntax(ctx, function, self._aliases[1]))
+            aliases = factory_aliases(ctx.module)
+            known = self._syntax[id(function)] = (function, scan_syntax(ctx, function, aliases))
         return known[1]
 
     def _makes_none(self, ctx, function: Optional[cst.FunctionDef]) -> bool:

@@ -11,6 +11,16 @@ from typing import Any, Callable, Generic, Optional, TypeVar
 
 V = TypeVar("V")
 
+#: every memo made, so that :func:`forget_visits` can empty them all
+_MEMOS: list["LastVisit"] = []
+
+
+def forget_visits() -> None:
+    """Drop the last value of every memo, and with it the context (and so the file's analysis)
+    that it keeps alive."""
+    for memo in _MEMOS:
+        memo._ctx = memo._node = memo._value = None
+
 
 class LastVisit(Generic[V]):
     """The value computed for the last (context, node) asked; both are kept, so that a freed pair
@@ -22,6 +32,7 @@ class LastVisit(Generic[V]):
         self._ctx: Any = None
         self._node: Any = None
         self._value: Optional[V] = None
+        _MEMOS.append(self)
 
     def get(self, ctx: Any, node: Any, compute: Callable[[Any, Any], V]) -> V:
         """The value of ``node`` in the visit ``ctx`` is running, computed by ``compute(ctx, node)``
