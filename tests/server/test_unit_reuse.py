@@ -156,6 +156,16 @@ def test_an_edit_inside_one_function_walks_only_that_function() -> None:
     assert len(found.diagnostics) == len(last.diagnostics)
 
 
+
+def test_an_edit_in_a_middle_function_replays_the_statements_after_it() -> None:
+    """No rule keeps a value made from the whole module (the module node itself) as state that
+    every later statement reads: that would make each edit re-walk the rest of the file."""
+    last = _full(ALL_BAD)
+    middle = ALL_BAD.index("\n    ", len(ALL_BAD) // 2)
+    text = ALL_BAD[:middle] + "\n    # a comment" + ALL_BAD[middle:]
+    found = _step(last, text)
+    assert found.record is not None and found.record.walked <= 3
+
 def test_changing_a_helper_re_walks_its_caller() -> None:
     last = _full(HELPER)
     assert [d.code for d in last.diagnostics] == ["SC101"]
