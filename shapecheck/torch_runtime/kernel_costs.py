@@ -15,6 +15,10 @@ to a call's sizes takes the one this model says is cheaper (see ``layout.py``). 
   not adjacent in memory) costs ``COPY_CALL_US + COPY_US_PER_ELEMENT * elements``: 262,144
   elements took 196 us (model 215), 2,097,152 took 2,092 us (model 1,701).
 
+For a call autograd records, a chain's plan is also weighed on its backward pass: each
+product's two backward products priced by the same ``mm_cost``, and the copies only the
+backward makes priced by ``copy_cost`` (see ``plan.compile_plan``'s ``grad_cost``).
+
 The constants were fitted (least squares on relative error) by
 ``python benchmarks/kernel_costs.py`` (torch 2.13 CPU, float32, one thread, a shared 2-core
 machine), which prints each measured time next to the model's. The model only ranks two plans

@@ -254,7 +254,9 @@ def _with_step_choices(direct: Structure, parsed, ones: tuple, memory: tuple, la
     before the last (the other operand order, or a product of a transposed view: see
     ``build_source``'s ``choices``), at most ``_MAX_VARIANTS`` in all, compiled on the first
     such call (about 5 ms each). The pick is made once per size class (the bit length of every
-    size) and kept. The model counts each plan's products and the operands its reshapes copy,
+    size) and kept, once weighing the forward pass only and once with the backward (see
+    ``compile_plan``'s ``grad_cost``): when they differ, the bound run takes the second when
+    autograd records the call. The model counts each plan's products and the operands its reshapes copy,
     which ``direct`` (the fewest calls per step) does not weigh: for ``bi,oij,bj->bo`` at b256
     i128 j128 o64 it copies ``oij`` to flatten ``o j``, where ``[b, i] x [o, i, j]`` reads it in
     place. Each plan must give ``direct``'s strides on the probe operands."""
@@ -269,40 +271,68 @@ def _with_step_choices(direct: Structure, parsed, ones: tuple, memory: tuple, la
             built.extend(_step_variants(plain, parsed, ones, memory, layout, path, probes, want, dtype))
         return built
 
-    def cheapest(shapes):
+    def cheapest(shapes, grad: bool):
         plans = variants()
-        best, least = plans[0], plans[0][0](shapes)
+        best, least = plans[0], _rate(plans[0], shapes, grad)
         for plan in plans[1:]:
-            cost = plan[0](shapes)
+            cost = _rate(plan, shapes, grad)
             if cost < least:
                 best, least = plan, cost
         return best
 
-    picked: dict = {}  # size class -> the plan picked for the first call of that class
+    picked: dict = {}  # (size class, grad) -> the plan picked for the first call of that class
 
-    def choose(shapes):
-        # the class of a call's sizes: each size's bit length. Weighing every plan costs about
-        # 10 us each (torch 2.13, CPU); a class reuses the first weighing's pick
-        size_class = tuple([n.bit_length() for shape in shapes for n in shape])
-        plan = picked.get(size_class)
+    def pick(sizes: tuple, shapes, grad: bool):
+        plan = picked.get((sizes, grad))
         if plan is None:
             if len(picked) >= _MAX_CLASSES:
                 picked.clear()
-            plan = picked[size_class] = plain if cost_direct(shapes) < _VARIANTS_FROM_US else cheapest(shapes)
+            plan = picked[sizes, grad] = plain if cost_direct(shapes) < _VARIANTS_FROM_US else cheapest(shapes, grad)
         return plan
 
+    def choose(shapes, grad: bool = False):
+        # the class of a call's sizes: each size's bit length. Weighing every plan costs about
+        # 10 us each (torch 2.13, CPU); a class reuses the first weighing's pick
+        return pick(tuple([n.bit_length() for shape in shapes for n in shape]), shapes, grad)
+
     def bind_cheapest(shapes):
-        return choose(shapes)[1](shapes)
+        sizes = tuple([n.bit_length() for shape in shapes for n in shape])
+        forward = pick(sizes, shapes, False)
+        backward = pick(sizes, shapes, True)
+        if backward is forward:
+            return forward[1](shapes)
+        return _grad_switch(forward[1](shapes), backward[1](shapes))
 
     def source_for(shapes):
         return choose(shapes)[2]
     bind_cheapest.cost = cost_direct  # type: ignore[attr-defined]
+    bind_cheapest.choose = choose  # type: ignore[attr-defined]
     bind_cheapest.source_for = source_for  # type: ignore[attr-defined]
     bind_cheapest.variants = lambda: [plan[1] for plan in variants()]  # type: ignore[attr-defined]
     text = direct.source + (
         "# for calls the kernel cost model (kernel_costs.py) rates at %.0f us or more, the cheapest of\n"
         "# this plan and the ones that take another candidate in one step before the last\n" % _VARIANTS_FROM_US)
     return Structure(bind_cheapest, text, direct.fits)
+
+
+def _rate(plan: tuple, shapes, grad: bool) -> float:
+    """The kernel cost model's estimate of ``plan`` (``(cost, bind, source)``) for these shapes,
+    its backward pass included when ``grad``."""
+    if grad:
+        return plan[1].grad_cost(shapes)
+    return plan[0](shapes)
+
+
+def _grad_switch(forward: Callable, backward: Callable) -> Callable:
+    """A run that calls ``backward`` (the plan picked for forward plus backward) when autograd
+    records the call (grad enabled and an operand requires grad), ``forward`` otherwise."""
+    is_grad_enabled = torch.is_grad_enabled
+
+    def run(*operands):
+        if is_grad_enabled() and any(op.requires_grad for op in operands):
+            return backward(*operands)
+        return forward(*operands)
+    return run
 
 
 def _step_variants(plain: tuple, parsed, ones: tuple, memory: tuple, layout, path, probes, want, dtype) -> list:

@@ -96,6 +96,7 @@ class _Emitter:
         self.copies: list = []  # size symbols of each copy into torch's layout, for the cost model
         self.strided: frozenset = frozenset()  # inputs whose innermost stride is more than 1
         self.flattens: list = []  # size symbols of each operand a reshape copies, for the cost model
+        self.grad_copies: list = []  # size symbols of each copy only the backward pass makes
 
     def copy(self) -> "_Emitter":
         twin = _Emitter()
@@ -107,6 +108,7 @@ class _Emitter:
         twin.copies = list(self.copies)
         twin.strided = self.strided
         twin.flattens = list(self.flattens)
+        twin.grad_copies = list(self.grad_copies)
         return twin
 
     def fresh(self) -> str:
@@ -283,8 +285,8 @@ def _contract_pair(
         return _mirrored_product(em, a, b, mirrored, summed, a_only, size, k, m)
     if split is not None:
         return _transposed_product(em, a, b, split, summed, b_only, size, k, n, out_sizes)
-    a = _permute(em, a, batch + a_only + summed)
-    b = _permute(em, b, batch + summed + b_only)
+    a = _note_permuted(em, a, _permute(em, a, batch + a_only + summed))
+    b = _note_permuted(em, b, _permute(em, b, batch + summed + b_only))
     em.kernels.append((tuple(batch_sizes), m, k, n))
     if len(batch) > 1 and len(a_only) == 1 and len(b_only) == 1 and len(summed) == 1:
         _note_flatten(em, a, [batch, a_only, summed])  # matmul folds the batch dims
@@ -308,6 +310,16 @@ def _contract_pair(
         var = em.assign("%s.mm(%s)" % (a_var, b_var))
         var = _reshape(em, var, [m, n], out_sizes)
     return _Operand(var, out_labels, out_sizes)
+
+
+def _note_permuted(em: _Emitter, before: _Operand, after: _Operand) -> _Operand:
+    """Record for the backward cost model that a product reads ``after``, a permuted view of
+    the intermediate ``before``: its gradient comes back in the permuted layout, which the
+    backward of the product that made ``before`` copies (``bi,oij,bj->bo``'s plan that permutes
+    ``[o, b, j]`` into ``[b, j, o]``: forward plus backward 2x the one that does not)."""
+    if after.var != before.var and before.var.startswith("t"):
+        em.grad_copies.append(tuple(before.sizes))
+    return after
 
 
 def _note_flatten(em: _Emitter, op: _Operand, groups: Sequence[Sequence[str]]) -> None:
@@ -406,6 +418,7 @@ def _mirrored_product(
         # which copies ``b`` transposed (bhij,hg->bgij at b4 h8 i256 j256 g8, forward plus
         # backward: 47 ms against 15 ms for contract_expression; torch 2.13, CPU, measured)
         var = em.assign("%s.expand(%s, %s, %s).bmm(%s)" % (a_var, nb, m, k, b_var))
+        em.grad_copies.append((nb, m, k))  # the backward sums the expanded gradient over outer
     else:
         b_var = _reshape(em, b.var, b.sizes, [k, ni])
         shape = [m, ni]
@@ -704,14 +717,22 @@ def _cost_source(em: _Emitter, terms: list, ones: Sequence[Sequence[bool]], full
     parts += ["copy_cost(%s)" % (" * ".join(sizes) or "1") for sizes in em.copies]
     if len(terms) > 2:  # two operands' orders are weighed without them (see build_source)
         parts += ["flatten_cost(%s)" % (" * ".join(sizes) or "1") for sizes in em.flattens]
-    return "def cost(shapes):\n%s\n    return %s\n" % ("\n".join(lines) or "    pass", " + ".join(parts))
+    back = ["mm_cost(%s, %s, %s, %s) + mm_cost(%s, %s, %s, %s)" % (
+        " * ".join(batch) or "1", m, n, k, " * ".join(batch) or "1", k, m, n) for batch, m, k, n in em.kernels]
+    back += ["copy_cost(%s)" % (" * ".join(sizes) or "1") for sizes in em.grad_copies]
+    sizes = "\n".join(lines) or "    pass"
+    return "def cost(shapes):\n%s\n    return %s\ndef grad_cost(shapes):\n%s\n    return cost(shapes) + %s\n" % (
+        sizes, " + ".join(parts), sizes, " + ".join(back))
 
 
 def compile_plan(source: str, name: str = "shapecheck_einsum_plan") -> Callable:
     """Compile the source from :func:`build_source` into its ``bind(shapes)`` function; the
-    source's ``cost(shapes)``, if any, becomes ``bind.cost``."""
+    source's ``cost(shapes)``, if any, becomes ``bind.cost``, and ``grad_cost(shapes)`` (the same
+    plus each product's two backward products, ``dC x B^T`` and ``A^T x dC``, and the copies
+    only the backward makes) ``bind.grad_cost``."""
     namespace: dict = {"mm_cost": mm_cost, "copy_cost": copy_cost, "flatten_cost": flatten_cost}
     exec(compile(source, "<%s>" % name, "exec"), namespace)
     bind = namespace["bind"]
     bind.cost = namespace.get("cost")
+    bind.grad_cost = namespace.get("grad_cost")
     return bind

@@ -98,6 +98,49 @@ def test_the_cost_model_picks_the_product_that_reads_a_weight_in_place():
     shapecheck.clear_cache()
 
 
+def _graph_ops(t) -> set:
+    """The names of the autograd nodes that made ``t``."""
+    seen, todo = set(), [t.grad_fn]
+    while todo:
+        node = todo.pop()
+        if node is not None and node not in seen:
+            seen.add(node)
+            todo.extend(fn for fn, _ in node.next_functions)
+    return {type(node).__name__ for node in seen}
+
+
+def test_a_grad_call_takes_the_plan_the_model_prefers_with_the_backward():
+    """``bi,oij,bj->bo`` at b256 i128 j128 o64: weighed forward only, the model takes the
+    mirrored ``[b, i] x [o, i, j]``, whose intermediate the last ``bmm`` reads permuted (its
+    gradient is copied matrix by matrix); weighed with the backward products and copies, it takes
+    ``[b, i] x [i, o j]`` (one ``mm``). A call autograd records runs the second, a call it does not
+    (no_grad, or no operand requiring grad) the first; both give torch's values, gradients and
+    strides."""
+    shapecheck.clear_cache()
+    gen = torch.Generator().manual_seed(0)
+    ops = [torch.randn(s, generator=gen, dtype=torch.float64).requires_grad_()
+           for s in [(256, 128), (64, 128, 128), (256, 128)]]
+    structure = _structure_for("bi,oij,bj->bo", ops)
+    shapes = [tuple(op.shape) for op in ops]
+    binds = structure.bind.variants()
+    forward, backward = structure.bind.choose(shapes), structure.bind.choose(shapes, True)
+    assert forward[1] is min(binds, key=lambda b: b.cost(shapes))
+    assert backward[1] is min(binds, key=lambda b: b.grad_cost(shapes))
+    assert "# mirrored" in forward[2] and "# mirrored" not in backward[2] and ".mm(" in backward[2]
+    want = torch.einsum("bi,oij,bj->bo", *ops)
+    seed = torch.randn(want.shape, generator=gen, dtype=torch.float64)
+    got = shapecheck.einsum("bi,oij,bj->bo", *ops)
+    assert "MmBackward0" in _graph_ops(got) and "ExpandBackward0" not in _graph_ops(got)
+    _same_as_torch(got, want, ops, seed)
+    with torch.no_grad():
+        plain = shapecheck.einsum("bi,oij,bj->bo", *ops)
+    _same_as_torch(plain, want.detach(), None)
+    loose = [op.detach() for op in ops]
+    _same_as_torch(shapecheck.einsum("bi,oij,bj->bo", *loose), want.detach(), None)
+    assert "# mirrored" in shapecheck.plan_source("bi,oij,bj->bo", *loose)
+    shapecheck.clear_cache()
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.complex64])
 def test_a_strided_vector_product_runs_dot(dtype):
     gen = torch.Generator().manual_seed(0)
