@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Iterator, Optional
+from typing import Any, Callable, Iterable, Iterator, Union
 
 import libcst as cst
+
+from shapecheck.semantic.node_memo import NodeMemo
 
 _NODE_TYPES: dict[type, bool] = {}
 #: class -> whether it is a libcst node, for the classes met so far (hot loops read it before
@@ -147,14 +149,13 @@ _LEAVES = frozenset({
 _DEFS = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
 
 
-#: for a walk without and one into nested definitions: id of each node walked so far -> (the node,
-#: the nodes below it in walk order once it has been walked twice, else ``None``): the passes of
-#: the analysis and the rules walk the same function bodies and statements again
-_WALKED: tuple[dict[int, tuple[cst.CSTNode, Optional[list[cst.CSTNode]]]], ...] = ({}, {})
+#: for a walk without and one into nested definitions: each node walked so far -> the nodes below
+#: it in walk order once it has been walked twice, else :data:`_ONCE` (the passes of the analysis
+#: and the rules walk the same function bodies and statements again); emptied past 20,000 nodes
+_WALKED: tuple[NodeMemo[Union[list[cst.CSTNode], object]], ...] = (NodeMemo(limit=20_000), NodeMemo(limit=20_000))
+_ONCE = object()
 #: the nodes whose walk is kept from the first one: the bodies that several passes walk
 _BODIES = frozenset({cst.IndentedBlock, cst.Module, cst.FunctionDef, cst.ClassDef})
-#: the number of nodes :data:`_WALKED` keeps for each kind of walk before it starts again
-_WALKED_LIMIT = 20_000
 
 
 def walk(node: cst.CSTNode, *, into_defs: bool = False) -> Iterator[cst.CSTNode]:
@@ -166,21 +167,13 @@ def walk(node: cst.CSTNode, *, into_defs: bool = False) -> Iterator[cst.CSTNode]
     first walk, those of any other node from its second.
     """
     known = _WALKED[into_defs]
-    hit = known.get(id(node))
-    if hit is not None and hit[0] is node:
-        below = hit[1]
-        if below is None:
-            below = list(_walk(node, into_defs))
-            known[id(node)] = (node, below)
-        return iter(below)
-    if len(known) > _WALKED_LIMIT:
-        known.clear()
-    if type(node) in _BODIES:
-        below = list(_walk(node, into_defs))
-        known[id(node)] = (node, below)
-        return iter(below)
-    known[id(node)] = (node, None)
-    return _walk(node, into_defs)
+    below = known.get(node)
+    if below is None and type(node) not in _BODIES:
+        known.put(node, _ONCE)
+        return _walk(node, into_defs)
+    if below is None or below is _ONCE:
+        below = known.put(node, list(_walk(node, into_defs)))
+    return iter(below)  # type: ignore[call-overload]
 
 
 def forget_walks() -> None:
