@@ -12,11 +12,13 @@ value it read is, at its start, the same as last time (field by field, nodes by 
 its walk would read and do exactly what it did, so its findings and its writes are replayed
 instead. Any other statement is walked. The call-site walks after the walk run as always.
 
-Everything is walked when the statements' kinds or names changed, or the scans before the walk
-or the rule set differ; no record is kept when a rule crashed or the walk left state the journal
-cannot follow. A statement that replaced a container of the module scope by a copy (a
-module-level ``if`` starts each path from a copy of the module's bindings) counts as having read
-all of it.
+Everything is walked when the statements' kinds changed (a statement added or removed: the traces
+go by position; a renamed ``def`` or ``class`` is only a new node, and what its new name changes
+in the tables is read as any other change), or the scans before the walk or the rule set differ;
+no record is kept when a rule crashed or the walk left state the journal cannot follow. A
+statement that replaced a container of the module scope by a copy (a module-level ``if`` starts
+each path from a copy of the module's bindings) counts as having read all of it. What the scans
+before the walk found in each unchanged statement is kept too (:mod:`~shapecheck.semantic.version_memo`).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from shapecheck.rules.base import Finding, Rule
 from shapecheck.semantic.facts import Fact
 from shapecheck.semantic.interpreter import Interpreter
 from shapecheck.semantic.summaries import STATEMENT_BUDGET
+from shapecheck.semantic.version_memo import VersionMemo, carrying
 
 __all__ = ["UnitRecord", "analyze_recording"]
 
@@ -90,7 +93,7 @@ class UnitTrace:
     """What the walk of one top-level statement read and wrote, and what it reported."""
 
     __slots__ = ("node", "reads", "before", "whole", "writes", "sites", "findings", "scalars_in",
-                 "scalars_out", "spent_in", "spent_out")
+                 "scalars_out", "spent_in", "spent_out", "_groups")
 
     def __init__(self, node: cst.CSTNode) -> None:
         self.node = node
@@ -109,6 +112,26 @@ class UnitTrace:
         self.scalars_out: tuple = ()
         self.spent_in = 0
         self.spent_out = 0
+        self._groups: Optional[tuple[frozenset, dict, frozenset]] = None
+
+    def read_groups(self) -> tuple[frozenset, dict, frozenset]:
+        """The keys of ``reads`` by how an edit can change them: the plain keys ``(container,
+        key)``; the parts of a class of the index by ``(container, class name)``; the
+        containers whose size was read (found once: a trace does not change once recorded)."""
+        if self._groups is None:
+            plain = set()
+            parts: dict[tuple[int, Any], list] = {}
+            sizes = set()
+            for k in self.reads:
+                key = k[1]
+                if key is _LEN:
+                    sizes.add(k[0])
+                elif type(key) is tuple and key and key[0] == _PART:
+                    parts.setdefault((k[0], key[1]), []).append(k)
+                else:
+                    plain.add(k)
+            self._groups = (frozenset(plain), parts, frozenset(sizes))
+        return self._groups
 
 
 class _Journal:
@@ -329,10 +352,10 @@ class _JClassIndex(_JDict):
     """The index of the file's classes (:class:`~shapecheck.semantic.summaries.ClassInfo` by
     name). Each entry is handed out as a :class:`_ClassEntry` that tells the journal which of its
     parts are read: the class node, its bases, or one method by name. A walk that goes through
-    all of them (which class derives from which and defines which method) reads only their bases
-    and method names."""
+    all of them (which class derives from which and defines which method) reads only their
+    names, in order: what it reads of each entry it gets is a read of that part."""
 
-    view = staticmethod(lambda info: (info.bases, tuple(info.methods)))
+    view = staticmethod(lambda info: None)
 
     def get(self, key: Any, default: Any = None) -> Any:
         value = dict.get(self, key, _MISSING)
@@ -360,6 +383,10 @@ class _JClassIndex(_JDict):
     def values(self) -> Any:
         self._all()
         return [_ClassEntry(self, k, v) for k, v in dict.items(self)]
+
+    def copy(self) -> dict:
+        self._all()
+        return dict(self.items())
 
     def part(self, key: tuple) -> Any:
         """The live value of a part ``(_PART, class name, part[, method name])``."""
@@ -485,7 +512,9 @@ _MODEL_BOXES = ("classes", "class_attrs", "class_moves", "placements", "init_met
                 "module_names", "loop_entries")
 _MODEL_SCALARS = ("top_assigned", "only_run", "custom_collate", "custom_transform", "default_device_set",
                   "params_frozen", "default_grad")
-_DEFS_BOXES = ("functions", "imported", "memo", "runs")
+# `found_methods` remembers the method a call reaches: a statement that finds it there reads what
+# an earlier one found (through the class index)
+_DEFS_BOXES = ("functions", "imported", "memo", "runs", "found_methods")
 _SAVES_BOXES = ("versions", "changed", "backwards", "freed", "made")
 _SHARED_BOXES = ("deps", "saved", "assigned_from", "elements")
 
@@ -509,10 +538,10 @@ class _Watched:
         for name in _MODEL_BOXES:
             setattr(model, name, _wrap(journal, getattr(model, name)))
         self.scalar_owners.append((model, _MODEL_SCALARS))
-        # a resolved name is cached by node; a new import clears the cache: a use of the cache is
-        # a read of the import aliases it was resolved with
+        # a resolved name is cached by node, and a new import clears the cache: the answer is the
+        # one the aliases give now. The cache is emptied before each statement is walked, so that
+        # the statement reads the aliases each answer comes from itself.
         model.imports.aliases = _wrap(journal, model.imports.aliases)
-        model.imports._cache = _wrap(journal, model.imports._cache)
         module = model.scopes.module
         self.module_grad = module.grad
         env = _wrap(journal, module.env)
@@ -617,6 +646,8 @@ class UnitRecord:
     walked: int = 0
     #: why each statement that was the same node as last time was walked all the same
     reasons: list[str] = dataclasses.field(default_factory=list)
+    #: what the scans before the walk found in each top-level statement, for the next version
+    scans: VersionMemo = dataclasses.field(default_factory=VersionMemo)
 
 
 class _ReuseInterpreter(Interpreter):
@@ -639,12 +670,8 @@ def _header(checker: Checker, rules: Sequence[Any]) -> tuple:
             checker.model.scopes.module.saves.shared.records, interp._evidence[0] if interp._evidence else None)
 
 
-def _outline(module: cst.Module) -> list[tuple[type, str]]:
-    out = []
-    for stmt in module.body:
-        name = stmt.name.value if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) else ""
-        out.append((type(stmt), name))
-    return out
+def _outline(module: cst.Module) -> list[type]:
+    return [type(stmt) for stmt in module.body]
 
 
 class _Run:
@@ -664,8 +691,10 @@ class _Run:
         #: (container, key) whose value may differ from the last version's at the same point of
         #: the walk (written by a statement walked anew, or different before the walk began)
         self.dirty_keys: set[tuple[int, Any]] = set()
-        #: the containers with such keys
+        #: the containers with such keys (or whose keys may come in another order)
         self.dirty_boxes: set[int] = set()
+        #: the keys of :attr:`dirty_keys` by container
+        self.dirty_by_box: dict[int, set[Any]] = {}
 
     def start(self, stmt: cst.BaseStatement) -> Optional[int]:
         """Called by the interpreter before each statement: the top-level ones are traced."""
@@ -687,6 +716,7 @@ class _Run:
             self.traces.append(old)
             return 0  # NORMAL
         trace = UnitTrace(stmt)
+        checker.model.imports._cache.clear()
         trace.scalars_in = self.watched.scalars()
         defs = checker.model.callees
         trace.spent_in = defs.spent if defs is not None else 0
@@ -758,33 +788,25 @@ class _Run:
             if isinstance(new, dict) and isinstance(old, dict):
                 for k in old.keys() | new.keys():
                     if not _same(old.get(k, _MISSING), new.get(k, _MISSING)):
-                        self.dirty_keys.add((box, k))
-                        self.dirty_boxes.add(box)
+                        self._mark(box, k)
                 if list(old) != list(new):
                     self.dirty_boxes.add(box)
             elif isinstance(new, set) and isinstance(old, set):
                 for k in old ^ new:
-                    self.dirty_keys.add((box, k))
-                    self.dirty_boxes.add(box)
+                    self._mark(box, k)
             else:
                 self.previous = None
                 return
 
     def _dirty(self, writes: dict) -> None:
-        for key in writes:
-            self.dirty_keys.add(key)
-            self.dirty_boxes.add(key[0])
+        for box, key in writes:
+            self._mark(box, key)
 
-    def _maybe_changed(self, key: tuple[int, Any]) -> bool:
-        """The value of ``key`` may differ from the last version's at the same point of the walk."""
-        box, k = key
-        if box not in self.dirty_boxes:
-            return False
-        if k is _LEN:
-            return True
-        if type(k) is tuple and k and k[0] == _PART:
-            return (box, k[1]) in self.dirty_keys
-        return key in self.dirty_keys
+    def _mark(self, box: int, key: Any) -> None:
+        """The value of ``key`` in container ``box`` may differ from the last version's."""
+        self.dirty_keys.add((box, key))
+        self.dirty_boxes.add(box)
+        self.dirty_by_box.setdefault(box, set()).add(key)
 
     def _replayable(self, index: int, stmt: cst.BaseStatement) -> Optional[UnitTrace]:
         previous = self.previous
@@ -803,20 +825,40 @@ class _Run:
         if old.spent_out > STATEMENT_BUDGET or spent + (old.spent_out - old.spent_in) > STATEMENT_BUDGET:
             return None
         containers = self.journal.containers
-        for key, value in old.reads.items():
-            if self._maybe_changed(key) and not _same(self._value(key), value):
+        dirty_keys = self.dirty_keys
+        dirty_boxes = self.dirty_boxes
+        reads = old.reads
+        plain, parts, sizes = old.read_groups()
+        maybe = list(plain & dirty_keys) if dirty_keys else []
+        if parts and dirty_keys:
+            maybe.extend(k for group in parts.keys() & dirty_keys for k in parts[group])
+        if sizes:
+            maybe.extend((box, _LEN) for box in sizes & dirty_boxes)
+        for key in maybe:
+            if not _same(self._value(key), reads[key]):
                 reasons.append(f"read {self.journal.names.get(key[0], key[0])}:{str(key[1])[:40]}")
                 return None
         for box, value in old.whole.items():
-            if box not in self.dirty_boxes:
+            if box not in dirty_boxes:
                 continue
-            live = containers[box]
-            now: Any = {k: live.view(v) for k, v in dict.items(live)} if isinstance(live, _JDict) \
-                else set(set.__iter__(live))
-            if not _same(now, value):
-                reasons.append(f"whole {self.journal.names.get(box, box)} {len(now)} vs {len(value)}")
+            if not self._same_whole(containers[box], box, value):
+                reasons.append(f"whole {self.journal.names.get(box, box)}")
                 return None
         return old
+
+    def _same_whole(self, live: Any, box: int, seen: Any) -> bool:
+        """The container ``box`` holds now what a statement that read all of it saw last time:
+        its keys in the same order, and the same value under every key that may have changed
+        since (:attr:`dirty_keys`; the others hold what they held last time at this point)."""
+        if not isinstance(live, _JDict):
+            return bool(set(set.__iter__(live)) == seen)
+        if list(dict.keys(live)) != list(seen):
+            return False
+        view = live.view
+        for key in self.dirty_by_box.get(box, ()):
+            if dict.__contains__(live, key) and not _same(view(dict.__getitem__(live, key)), seen[key]):
+                return False
+        return True
 
     def _replay(self, old: UnitTrace) -> None:
         containers = self.journal.containers
@@ -844,8 +886,11 @@ def analyze_recording(module: cst.Module, rules: Sequence[Any], text: Optional[s
                       previous: Optional[UnitRecord] = None) -> tuple[Checker, Optional[UnitRecord]]:
     """:func:`shapecheck.engine.checker.analyze` of ``module`` (no imported files), replaying the
     top-level statements that ``previous`` (the record of the last version) shows the edit
-    cannot affect; returns the checker and the record of this version (``None`` when the walk
-    cannot be recorded: the next analysis then walks everything)."""
+    cannot affect, and taking what the scans before the walk found in the unchanged statements
+    from it (:mod:`~shapecheck.semantic.version_memo`); returns the checker and the record of
+    this version (``None`` when the walk cannot be recorded: the next analysis then walks
+    everything)."""
+    memo = previous.scans if previous is not None else VersionMemo()
     if text is not None:
         rules = [r for r in rules if not isinstance(r, Rule) or type(r).applies_to(text)]
     if previous is not None and _outline(previous.module) != _outline(module):
@@ -857,11 +902,12 @@ def analyze_recording(module: cst.Module, rules: Sequence[Any], text: Optional[s
     run = _Run(checker, rules, previous)
     run.watched.wrap_rules(rules)
     interp.unit_hook = run.start
-    checker.run()
-    interp.unit_hook = None
-    extra = context_findings(checker, rules)
+    with carrying(memo):
+        checker.run()
+        interp.unit_hook = None
+        extra = context_findings(checker, rules)
     if extra:
         checker.findings.extend(merge_context_findings(module, checker.findings, extra))
     if run.journal.broken or checker.crashes or len(run.traces) != len(module.body):
         return checker, None
-    return checker, UnitRecord(module, run.traces, run.header, run.prewalk, run.walked, run.journal.reasons)
+    return checker, UnitRecord(module, run.traces, run.header, run.prewalk, run.walked, run.journal.reasons, memo)

@@ -26,6 +26,7 @@ from shapecheck.semantic.torch_api import SIZE_ARGUMENT_FACTORIES
 from shapecheck.semantic.walk import walk
 from shapecheck.shapes import Dim, Generic, Shape, monomial
 from shapecheck.semantic.node_memo import NodeMemo
+from shapecheck.semantic.version_memo import carried, carry
 
 
 class ConfigSize(Generic):
@@ -144,11 +145,11 @@ def resized_attrs(module: cst.Module) -> frozenset[str]:
     return _index(module).resized
 
 
-class _ModuleIndex:
-    """What one walk of a module tells these sizes: the calls of each plain name, how often each
-    name is read, and the attributes resized in place."""
+class _StatementIndex:
+    """What one walk of a top-level statement tells these sizes: the calls of each plain name,
+    how often each name is read, and the attributes resized in place."""
 
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(self, stmt: cst.CSTNode) -> None:
         self.calls: dict[str, list[cst.Call]] = {}
         self.reads: dict[str, int] = {}
         resized: set[str] = set()
@@ -159,7 +160,7 @@ class _ModuleIndex:
             if type(expr) is cst.Attribute:
                 resized.add(expr.attr.value)
 
-        for node in walk(module, into_defs=True):
+        for node in (stmt, *walk(stmt, into_defs=True)):
             tp = type(node)
             if tp is cst.Name:
                 self.reads[node.value] = self.reads.get(node.value, 0) + 1  # type: ignore[attr-defined]
@@ -174,6 +175,28 @@ class _ModuleIndex:
                     if type(target.target) is cst.Attribute and target.target.attr.value == "data":
                         owner(target.target)
         self.resized = frozenset(resized)
+
+
+class _ModuleIndex:
+    """The :class:`_StatementIndex` of each top-level statement of a module, read together (each
+    kept from the last version of the document while its statement is the same node,
+    :mod:`~shapecheck.semantic.version_memo`)."""
+
+    def __init__(self, module: cst.Module) -> None:
+        parts = []
+        for stmt in reversed(module.body):  # the order in which a walk of the module meets them
+            part = carried("sizes", stmt)
+            parts.append(part if part is not None else carry("sizes", stmt, _StatementIndex(stmt)))
+        self._parts = parts
+        self.resized = frozenset().union(*(part.resized for part in parts))
+
+    def calls(self, name: str) -> list[cst.Call]:
+        """The calls of the plain name ``name``, in walk order."""
+        return [call for part in self._parts for call in part.calls.get(name, ())]
+
+    def reads(self, name: str) -> int:
+        """How many times the name ``name`` occurs."""
+        return sum(part.reads.get(name, 0) for part in self._parts)
 
 
 def _index(module: cst.Module) -> _ModuleIndex:
@@ -201,8 +224,8 @@ def _constructed_sizes(module: cst.Module, class_def: cst.ClassDef) -> dict[str,
     sizes = _size_params(init)
     positional = [p.name.value for p in (list(init.params.posonly_params) + list(init.params.params))[1:]]
     index = _index(module)
-    calls = index.calls.get(name, [])
-    if not calls or index.reads.get(name, 0) != len(calls) + 1:  # the class's own name, and one per call
+    calls = index.calls(name)
+    if not calls or index.reads(name) != len(calls) + 1:  # the class's own name, and one per call
         return {}
     values: dict[str, Optional[int]] = {}
     for call in calls:

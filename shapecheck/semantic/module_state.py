@@ -28,6 +28,7 @@ from shapecheck.semantic.model import SemanticModel
 from shapecheck.semantic.module_moves import moves_through_calls
 from shapecheck.semantic.syntax import CallArgs, all_params, dotted_name, is_name, method_def, sub_blocks
 from shapecheck.semantic.torch_api import MODULE_DEVICE_METHODS, MODULE_METHODS_RETURNING_SELF
+from shapecheck.semantic.version_memo import carried, carry
 from shapecheck.semantic.walk import walk
 
 #: wrappers whose first argument is the module they run (moving the wrapper moves it)
@@ -56,6 +57,9 @@ class _Scope:
         self.assigned: dict[str, list[cst.BaseExpression]] = {}
         self.smalls: list[cst.CSTNode] = []
         self._calls: Optional[list[cst.Call]] = None
+        self._external: Optional[set[str]] = None
+        self._name_moves: Optional[list[tuple[cst.Call, str, str]]] = None
+        self._given: Optional[set[str]] = None
         for small in _smalls(stmts):
             self.smalls.append(small)
             if type(small) is cst.Assign:
@@ -77,6 +81,54 @@ class _Scope:
         if self._calls is None:
             self._calls = [node for small in self.smalls for node in walk(small) if type(node) is cst.Call]
         return self._calls
+
+    @property
+    def external(self) -> set[str]:
+        """The attributes ``smalls`` assign on an object other than ``self`` (found once)."""
+        if self._external is None:
+            self._external = set()
+            for small in self.smalls:
+                targets = [t.target for t in small.targets] if type(small) is cst.Assign else \
+                    [small.target] if isinstance(small, (cst.AnnAssign, cst.AugAssign)) else []
+                for t in targets:
+                    if type(t) is cst.Attribute and not (type(t.value) is cst.Name and t.value.value == "self"):
+                        self._external.add(t.attr.value)
+        return self._external
+
+    @property
+    def name_moves(self) -> list[tuple[cst.Call, str, str]]:
+        """``(call, name, method)`` for the calls ``name.to(...)``/``name.cuda()``... of
+        ``calls`` (found once)."""
+        if self._name_moves is None:
+            self._name_moves = []
+            for node in self.calls:
+                func = node.func
+                if type(func) is cst.Attribute and func.attr.value in MODULE_DEVICE_METHODS \
+                        and type(func.value) is cst.Name:
+                    self._name_moves.append((node, func.value.value, func.attr.value))
+        return self._name_moves
+
+    @property
+    def given(self) -> set[str]:
+        """The names the calls of ``calls`` are given (``train(model)``, ``wrap(m=model)``; found once)."""
+        if self._given is None:
+            self._given = {a.value.value for node in self.calls for a in node.args if type(a.value) is cst.Name}
+        return self._given
+
+
+def _function_scope(stmts: Sequence[cst.CSTNode], params: frozenset[str]) -> _Scope:
+    """The :class:`_Scope` of a function body (kept from the last version of the document while
+    the body is the same node, :mod:`~shapecheck.semantic.version_memo`)."""
+    kept = carried("scope", stmts)
+    if kept is not None and kept.params == params:
+        return kept
+    return carry("scope", stmts, _Scope(stmts, params))
+
+
+def _defs_of(stmt: cst.CSTNode) -> list[cst.FunctionDef]:
+    """:func:`_defs` of one top-level statement (kept from the last version while it is the same node)."""
+    kept = carried("defs", stmt)
+    return kept if kept is not None else carry("defs", stmt, list(_defs((stmt,))))
 
 
 def _smalls(stmts: Sequence[cst.CSTNode]) -> Iterator[cst.CSTNode]:
@@ -110,12 +162,12 @@ class _Scan:
     """The moves of the file's module classes (see :func:`scan_placements`)."""
 
     def __init__(self, model: SemanticModel, module: cst.Module, text: str,
-                 classes: dict[str, cst.ClassDef]) -> None:
+                 classes: dict[str, cst.ClassDef], top: _Scope) -> None:
         self.model = model
         self.module = module
         self.text = text
         self.classes = classes
-        self.top = _Scope(module.body, frozenset())
+        self.top = top
         self.wrappers = _WRAPPERS
 
     def qual(self, expr: cst.BaseExpression) -> Optional[str]:
@@ -348,15 +400,10 @@ def _steady_names(scan: _Scan, scopes: list[_Scope]) -> dict[str, Device]:
             name = small.targets[0].target.value
             seen.setdefault(name, set()).add(scan.move_device(value, value.func.attr.value, top))
     for scope in scopes:
-        for node in scope.calls:
-            func = node.func
-            if type(func) is not cst.Attribute or func.attr.value not in MODULE_DEVICE_METHODS \
-                    or type(func.value) is not cst.Name:
-                continue
-            name = func.value.value
+        for node, name, method in scope.name_moves:
             if scope is not top and (name in scope.assigned or name in scope.params):
                 continue
-            seen.setdefault(name, set()).add(scan.move_device(node, func.attr.value, scope))
+            seen.setdefault(name, set()).add(scan.move_device(node, method, scope))
     given = _given(scopes) if seen else set()
     return {name: dev for name, devs in seen.items() if len(devs) == 1 and name in top.assigned
             and name not in given for dev in devs if dev is not None and dev != CPU}
@@ -378,8 +425,7 @@ def _given(scopes: list[_Scope]) -> set[str]:
     """The names some call of the file is given (``train(model)``, ``wrap(m=model)``)."""
     given: set[str] = set()
     for scope in scopes:
-        for node in scope.calls:
-            given.update(a.value.value for a in node.args if type(a.value) is cst.Name)
+        given.update(scope.given)
     return given
 
 
@@ -448,21 +494,16 @@ def scan_placements(model: SemanticModel, module: cst.Module, text: str) -> None
     ``model.external_attrs`` (attributes the file assigns on objects other than ``self``)."""
     from shapecheck.semantic.eval.nn_modules import is_module_class  # evaluator modules import this one
 
-    top_defs = list(_defs(module.body))
+    top_defs = [d for stmt in module.body for d in _defs_of(stmt)]
     external: set[str] = set()
     scopes = [_Scope(module.body, frozenset())] + [
-        _Scope(d.body.body, frozenset(p.name.value for p in all_params(d.params))) for d in top_defs]
+        _function_scope(d.body.body, frozenset(p.name.value for p in all_params(d.params))) for d in top_defs]
     for scope in scopes:
-        for small in scope.smalls:
-            targets = [t.target for t in small.targets] if type(small) is cst.Assign else \
-                [small.target] if isinstance(small, (cst.AnnAssign, cst.AugAssign)) else []
-            for t in targets:
-                if type(t) is cst.Attribute and not (type(t.value) is cst.Name and t.value.value == "self"):
-                    external.add(t.attr.value)
+        external.update(scope.external)
     model.external_attrs = external if "setattr(" not in text else None
     model.custom_collate = "collate_fn" in text
     model.custom_transform = "Lambda(" in text
-    model.steady_devices = _steady_names(_Scan(model, module, text, {}), scopes)
+    model.steady_devices = _steady_names(_Scan(model, module, text, {}, scopes[0]), scopes)
     model.top_assigned = frozenset(scopes[0].assigned)
     model.only_run = None
     if ".cuda(" not in text and ".to(" not in text:
@@ -481,12 +522,11 @@ def scan_placements(model: SemanticModel, module: cst.Module, text: str) -> None
         model.classes = saved
     if not classes:
         return
-    scan = _Scan(model, module, text, classes)
-    scan.top = scopes[0]
+    scan = _Scan(model, module, text, classes, scopes[0])
     direct: dict[str, tuple[Device, cst.Call, str]] = {}
     rank = {CUDA: 0, MPS: 1, META: 2, MAYBE_CUDA: 3}
     found = [(cls, dev, call, "") for scope in scopes for cls, dev, call in scan.any_moves(scope)]
-    found += list(moves_through_calls(scan, module, scopes, _Scope))
+    found += list(moves_through_calls(scan, module, scopes, _function_scope))
     for cls, dev, call, how in found:
         if dev is not None and dev in rank and (cls not in direct or rank[dev] < rank[direct[cls][0]]):
             direct[cls] = (dev, call, how)

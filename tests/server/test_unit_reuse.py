@@ -74,6 +74,79 @@ def main():
     return model(x)
 '''
 
+#: `main` moves a `Net` to CUDA: `Net` is placed there, and its plain tensor attribute stays behind
+MOVED = '''import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.mask = torch.ones(4)
+
+    def forward(self, x):
+        return self.fc(x) * self.mask
+
+
+def main():
+    model = Net()
+    model.to("cuda")
+    x = torch.ones(2, 4, device="cuda")
+    return model(x)
+'''
+
+#: `main` builds the one `Dense` of the file with sizes 5 and 3: its call-site walk has them
+SIZED = '''import torch
+import torch.nn as nn
+
+
+class Dense(nn.Module):
+    def __init__(self, n_in, n_out):
+        super().__init__()
+        self.W = nn.Parameter(torch.randn(n_in, n_out))
+
+    def forward(self, x):
+        return x @ self.W
+
+
+def main():
+    layer = Dense(5, 3)
+    x = torch.ones(2, 4)
+    return layer(x)
+'''
+
+#: `g` calls `self.f()`, which `Sub` overrides: what it returns is unknown
+OVERRIDDEN = '''import torch
+import torch.nn as nn
+
+
+class Base(nn.Module):
+    def f(self):
+        return torch.ones(2, 3).t()
+
+    def g(self):
+        return self.f().view(-1)
+
+
+class Sub(Base):
+    def f(self):
+        return torch.ones(6)
+'''
+
+#: `make` resolves `ones` through the import above it
+IMPORTED = '''import torch
+from torch import ones
+
+
+def make():
+    return ones(2, 3).t().view(-1)
+
+
+def other():
+    return ones(4)
+'''
+
 
 def _full(text: str) -> DocumentLint:
     return lint_document(PATH, text, SETTINGS)
@@ -183,9 +256,19 @@ def test_changing_init_re_walks_the_classes_that_read_it() -> None:
     assert found.record is not None and 1 <= found.record.walked < len(found.parsed.module.body)
 
 
-def test_renaming_a_function_walks_everything() -> None:
+def test_renaming_a_function_walks_it_and_the_statements_that_named_it() -> None:
     last = _full(HELPER)
-    found = _step(last, HELPER.replace("def other(", "def other2("))
+    unused = _step(last, HELPER.replace("def other(", "def other2("))
+    assert unused.record is not None and unused.record.walked == 1
+    renamed = _step(last, HELPER.replace("def helper(", "def helper2("))
+    assert _codes(renamed) == [] and renamed.record is not None and renamed.record.walked == 2
+    back = _step(renamed, HELPER)
+    assert _codes(back) == [(11, "SC101")]
+
+
+def test_adding_a_statement_walks_everything() -> None:
+    last = _full(HELPER)
+    found = _step(last, HELPER.replace("def other(", "X = 1\n\n\ndef other("))
     assert found.record is not None and found.record.walked == len(found.parsed.module.body)
 
 
@@ -195,3 +278,67 @@ def test_a_text_that_does_not_parse_and_its_repair() -> None:
     assert [d.code for d in broken.diagnostics] == ["SC000"] and broken.record is None
     repaired = _step(broken, HELPER)
     assert [d.code for d in repaired.diagnostics] == ["SC101"]
+
+
+def _codes(found: DocumentLint) -> list[tuple[int, str]]:
+    return [(d.line, d.code) for d in found.diagnostics]
+
+
+def test_a_move_edited_in_one_function_re_places_the_class_it_moves() -> None:
+    """The scan of module moves keeps what it found in each unchanged function from the last
+    version: the edited function is read again."""
+    last = _full(MOVED)
+    assert _codes(last) == [(12, "SC401")] and "plain tensor attribute" in last.diagnostics[0].message
+    to_cpu = _step(last, MOVED.replace('model.to("cuda")', 'model.to("cpu")'))
+    assert _codes(to_cpu) == [(12, "SC401")] and "is on the CPU but its input `x` is on CUDA" \
+        in to_cpu.diagnostics[0].message
+    back = _step(to_cpu, MOVED)
+    assert back.diagnostics == last.diagnostics
+
+
+def test_a_construction_edited_in_one_function_changes_the_sizes_of_the_call_site_walk() -> None:
+    """The index of constructions keeps each unchanged top-level statement's part from the last
+    version: the edited statement is read again."""
+    last = _full(SIZED)
+    assert _codes(last) == [(11, "SC203")]
+    fitting = _step(last, SIZED.replace("Dense(5, 3)", "Dense(4, 3)"))
+    assert _codes(fitting) == []
+    back = _step(fitting, SIZED)
+    assert back.diagnostics == last.diagnostics
+
+
+def test_a_base_class_edited_re_walks_the_classes_that_looked_through_all_classes() -> None:
+    """`g` looked through every class of the file for an override of `f`: a class that stops
+    deriving from `Base` changes the answer, and `Base` is walked again."""
+    last = _full(OVERRIDDEN)
+    assert _codes(last) == []
+    unrelated = _step(last, OVERRIDDEN.replace("class Sub(Base):", "class Sub(nn.Module):"))
+    assert _codes(unrelated) == [(10, "SC101")]
+    assert unrelated.record is not None and unrelated.record.walked == 2
+    back = _step(unrelated, OVERRIDDEN)
+    assert _codes(back) == []
+
+
+def test_an_import_edited_changes_what_the_unchanged_functions_resolve() -> None:
+    """Each statement resolves the names it uses itself (the cache of resolved names is emptied
+    before each statement is walked), so its trace holds the import aliases its answers read."""
+    last = _full(IMPORTED)
+    assert _codes(last) == [(6, "SC101")]
+    numpy = _step(last, IMPORTED.replace("from torch import ones", "from numpy import ones"))
+    assert _codes(numpy) == []
+    back = _step(numpy, IMPORTED)
+    assert back.diagnostics == last.diagnostics
+
+
+def test_going_through_all_classes_reads_their_names_and_then_each_part_it_reads() -> None:
+    from shapecheck.engine.unit_reuse import _PART, UnitTrace, _JClassIndex, _Journal
+    from shapecheck.semantic.summaries import ClassInfo
+
+    journal = _Journal()
+    first = ClassInfo(None, {"f": None}, ("Base",))  # type: ignore[arg-type]
+    index = _JClassIndex(journal, {"A": first, "B": ClassInfo(None, {}, ())})  # type: ignore[arg-type]
+    journal.trace = trace = UnitTrace(None)  # type: ignore[arg-type]
+    entries = index.copy()
+    assert list(entries) == ["A", "B"] and trace.whole == {index._box: {"A": None, "B": None}}
+    assert entries["A"].bases == ("Base",) and "f" in entries["A"].methods
+    assert set(trace.reads) == {(index._box, (_PART, "A", "bases")), (index._box, (_PART, "A", "method", "f"))}
