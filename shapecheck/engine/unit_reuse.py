@@ -559,7 +559,7 @@ class _Watched:
         shared = saves.shared
         for name in _SHARED_BOXES:
             setattr(shared, name, _wrap(journal, getattr(shared, name)))
-        self.scalar_owners.append((shared, ("counter", "records")))
+        self.scalar_owners.append((shared, ("counter", "records", "made_any")))
         defs = model.callees
         if defs is not None:
             for name in _DEFS_BOXES:

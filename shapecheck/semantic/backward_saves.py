@@ -83,6 +83,8 @@ class _Shared:
     counter: int = 0
     #: the scope mentions a backward pass (``.backward``/``.grad``): only then are saves recorded
     records: bool = True
+    #: a save record was made in the scope (until then no binding depends on any)
+    made_any: bool = False
     deps: dict[Binding, frozenset[SaveRecord]] = field(default_factory=dict)
     saved: dict[Binding, list[SaveRecord]] = field(default_factory=dict)
     assigned_from: dict[Binding, tuple[cst.BaseExpression, ...]] = field(default_factory=dict)
@@ -132,6 +134,8 @@ class BackwardSaves:
         """The save records that the value of ``expr`` depends on (through the names it reads;
         a read through ``t.detach()``, ``t.data`` or ``t.item()`` carries none of ``t``'s)."""
         found: set[SaveRecord] = set()
+        if not self.shared.made_any:
+            return found  # the scope made no record yet: every binding depends on none
         deps = self.shared.deps
         for name in graph_names_read(expr):
             found |= deps.get(self.binding(name), frozenset())
@@ -199,6 +203,7 @@ class BackwardSaves:
         """``op`` (the code of ``node``) saved ``binding`` for backward."""
         shared = self.shared
         record = SaveRecord(op, binding, role, shared.next(), node)
+        shared.made_any = True
         shared.saved.setdefault(binding, []).append(record)
         self.made.add(record)
         return record
@@ -221,9 +226,13 @@ def join_saves(states: list[BackwardSaves], stopped_early: bool = False) -> Back
     out = BackwardSaves(first.shared)
     assigned = first.shared.assigned_from
     deps = first.shared.deps
-    names = set(first.versions)
-    for s in rest:
-        names |= s.versions.keys()
+    names: set[str] = set()
+    if all(s.versions == first.versions for s in rest):
+        out.versions = {name: version for name, version in first.versions.items() if version}
+    else:
+        names.update(first.versions)
+        for s in rest:
+            names |= s.versions.keys()
     for name in names:
         version = first.versions.get(name, 0)
         if all(s.versions.get(name, 0) == version for s in rest):
@@ -263,6 +272,8 @@ def record_saves(state: BackwardSaves, expr: cst.BaseExpression, result: Optiona
     """
     added: set[SaveRecord] = set()
     for node in [expr, *below(expr)]:
+        if type(node) is not cst.Call and type(node) is not cst.BinaryOperation:
+            continue  # only calls and operators save anything
         found = saving_op(resolve, node)
         if found is None:
             found = _module_call(module_roles, node, fact)
@@ -271,7 +282,7 @@ def record_saves(state: BackwardSaves, expr: cst.BaseExpression, result: Optiona
         op, self_expr, other_expr = found
         self_grad = fact(self_expr).requires_grad if self_expr is not None else None
         if op == _MODULE_CALL:
-            roles: Optional[frozenset[str]] = module_roles(fact(node.func), self_grad)  # type: ignore[attr-defined,misc]
+            roles: Optional[frozenset[str]] = module_roles(fact(node.func), self_grad)  # type: ignore[union-attr,misc]
         elif other_expr is None:
             roles = saved_roles(op, self_grad, None)
         elif is_number(other_expr):

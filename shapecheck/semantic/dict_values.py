@@ -16,13 +16,13 @@ fact). Item reads use the values only through such a name, a call's result or a 
 
 from __future__ import annotations
 
-from typing import Any, Optional, Union
+from typing import Any, Iterator, Optional, Union
 
 import libcst as cst
 
 from shapecheck.semantic.facts import Fact, join
 from shapecheck.semantic.node_memo import NodeMemo
-from shapecheck.semantic.walk import walk as walk_nodes
+from shapecheck.semantic.walk import child_nodes, walk as walk_nodes
 
 __all__ = ["dict_display", "forget_dicts", "held_values", "stored", "tracked_dicts", "unheld"]
 
@@ -165,7 +165,7 @@ def _free_names(node: cst.CSTNode) -> frozenset[str]:
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
                 bound.add(star.name.value)
-    for sub in walk_nodes(node):
+    for sub in _own_nodes(node):
         tp = type(sub)
         if tp is cst.Name:
             used.add(sub.value)  # type: ignore[attr-defined]
@@ -189,6 +189,18 @@ def _free_names(node: cst.CSTNode) -> frozenset[str]:
     if isinstance(node, cst.ClassDef):
         return frozenset((used - local) | inner)
     return frozenset((used | inner) - local)
+
+
+def _own_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The nodes :func:`walk_nodes` gives for ``node``; a function's body walked on its own, as
+    the other scans of a function walk it (the walk of a body is kept for the next one)."""
+    if type(node) is not cst.FunctionDef:
+        yield from walk_nodes(node)
+        return
+    for part in child_nodes(node):
+        yield part
+        if type(part) is not cst.Name and type(part) is not cst.Parameters:
+            yield from walk_nodes(part)
 
 
 def forget_dicts() -> None:

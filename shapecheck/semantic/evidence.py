@@ -29,10 +29,11 @@ from typing import Callable, Iterable, Optional, Union
 import libcst as cst
 
 from shapecheck.semantic.facts import NON_LEAF, TENSOR, Fact
+from shapecheck.semantic.frozen_init import fill_directly
 from shapecheck.semantic.piece_layouts import piece_layout
 from shapecheck.semantic.rank_reads import rank_read
 from shapecheck.semantic.syntax import CallArgs, dotted_name, int_literal, sizes_of
-from shapecheck.semantic.walk import child_nodes, walk
+from shapecheck.semantic.walk import child_nodes, walk_once
 from shapecheck.semantic.torch_api import (
     DIM_PERMUTING_METHODS, ELEMENTWISE_BINARY, FUNCTIONAL_LOSSES, FUNCTIONAL_RANK_ADDING, FUNCTIONAL_RANK_KEEPING,
     INDEX_ARGUMENT_OPS, INPLACE_RESHAPING_METHODS, MATRIX_PRODUCTS, REDUCTIONS, SHAPE_KEEPING_UNARY,
@@ -89,6 +90,7 @@ class Evidence:
         return Shape((None,) * self.back, rest_at=0)
 
 
+fill_directly(Evidence)
 TENSOR_USE = Evidence(tensor=True)
 #: tensor methods whose one argument torch accepts only as a tensor (numpy has none of them)
 _TENSOR_ARGUMENT_METHODS = frozenset({"expand_as", "view_as", "reshape_as", "type_as"})
@@ -310,13 +312,15 @@ class _Scanner:
                 self.open.pop(n, None)
             else:
                 self.open[n] = id(site)
-                self.sites.setdefault(id(site), {}).setdefault(n, Evidence())
+                self.sites.setdefault(id(site), {}).setdefault(n, _NO_EVIDENCE)
 
     # ---------------------------------------------------------------- expressions
     def expr(self, node: Optional[cst.CSTNode]) -> None:
         if node is None:
             return
         tp = type(node)  # exact types: isinstance on libcst's abstract classes is slow
+        if tp in _LEAVES:
+            return
         if tp in _SCOPED:
             return  # names bound inside may shadow the outer ones
         if tp is cst.Call:
@@ -332,8 +336,6 @@ class _Scanner:
             for side in (node.left, node.right):  # type: ignore[attr-defined]
                 if type(side) is cst.Name:
                     self.use(side.value, Evidence(front=1))
-        elif tp in _LEAVES:
-            return
         for child in child_nodes(node):
             self.expr(child)
         if tp is cst.NamedExpr and type(node.target) is cst.Name:  # type: ignore[attr-defined]
@@ -544,8 +546,7 @@ def _head(expr: cst.Attribute) -> str:
 
 
 def _all_nodes(node: cst.CSTNode) -> Iterable[cst.CSTNode]:
-    yield node
-    yield from walk(node, into_defs=True)
+    return [node, *walk_once(node, into_defs=True)]
 
 
 def may_be_numpy(value: cst.BaseExpression, resolve: Resolver) -> bool:

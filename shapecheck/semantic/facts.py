@@ -72,6 +72,7 @@ from enum import Enum
 from operator import itemgetter
 from typing import Any, Callable, Optional, Union
 
+from shapecheck.semantic.frozen_init import fill_directly
 from shapecheck.shapes import Dim, Shape
 
 
@@ -339,14 +340,13 @@ class Fact:
 
     def with_(self, **changes: Any) -> "Fact":
         """A copy with some fields changed."""
-        unknown = changes.keys() - _FIELD_NAMES
-        if unknown:
-            raise TypeError(f"Fact has no field {sorted(unknown)[0]!r}")
         copy = object.__new__(Fact)
         # a frozen dataclass without __post_init__: copying its __dict__ is what replace() does
         state = copy.__dict__
         state.update(self.__dict__)
         state.update(changes)
+        if len(state) != len(_FIELD_NAMES):
+            raise TypeError(f"Fact has no field {sorted(changes.keys() - _FIELD_NAMES)[0]!r}")
         return copy
 
     def same(self, other: "Fact") -> bool:
@@ -406,6 +406,9 @@ _same_as_they_are = itemgetter(*(f.name for f in _FIELDS if f.metadata["same"] i
 _SAME_BY_KEY: tuple[tuple[str, KeyRule], ...] = tuple(
     (f.name, f.metadata["same"]) for f in _FIELDS if f.metadata["same"] is not None
 )
+
+# the generated signature stays what type checkers read
+fill_directly(Fact)
 
 UNKNOWN = Fact()
 

@@ -51,6 +51,8 @@ class ImportTable:
 
     def resolve(self, expr: cst.CSTNode) -> Optional[str]:
         """The qualified name of an expression through the imports, or ``None``."""
+        if type(expr) is cst.Name:
+            return self.aliases.get(expr.value)  # as cheap as a look-up in the cache
         hit = self._cache.get(id(expr))
         if hit is not None and hit[0] is expr:
             return hit[1]

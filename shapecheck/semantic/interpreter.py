@@ -97,7 +97,7 @@ from shapecheck.semantic.prescan import prescan_module, read_file_flags, scan_st
 from shapecheck.semantic.scopes import Env, exportable, exported, merge
 from shapecheck.semantic.summaries import call_noter
 from shapecheck.semantic.syntax import all_params, target_names
-from shapecheck.semantic.walk import KNOWN_NODE_TYPES, is_node_type
+from shapecheck.semantic.walk import is_node_type
 
 __all__ = ["Interpreter", "NodeObserver", "annotation_fact"]
 
@@ -187,6 +187,8 @@ class Interpreter:
         self._visit = watcher.visit
         #: leaf node types (names, literals) that nobody watches: the walk skips them
         self._quiet_leaves = watcher.unwatched(_LEAF_TYPES)
+        #: class -> whether the walk goes into a value of that class (see :meth:`_enters`)
+        self._entered: dict[type, bool] = {}
         #: node class -> whether the observer watched it when first met (an observer only ever
         #: stops watching a class, and then its ``visit`` of that class does nothing)
         self._watched: dict[type, bool] = {}
@@ -224,7 +226,7 @@ class Interpreter:
         if self._track_saves:
             self.model.scopes.module.saves.shared.records = mentions_backward(module)
         self._saves.source = module.code_for_node
-        prescan_module(self.model, module.body)
+        prescan_module(self.model, module.body, source)
         self._note_call = call_noter(self.model)
         scan_placements(self.model, module, source)
         self._evidence = [scan_module(module.body, self.model.imports.resolve)]
@@ -258,26 +260,23 @@ class Interpreter:
         masked = None
         if tp in _SCOPED_EXPRS:
             masked = self._mask(node)
-        leaves = self._quiet_leaves
-        known = KNOWN_NODE_TYPES.get
+        entered = self._entered
         fields = _FIELD_CACHE.get(tp)
         for name in fields if fields is not None else _child_fields(tp):
             value = getattr(node, name)
             vtp = type(value)
             if vtp is tuple or vtp is list:
                 for child in value:
-                    ctp = type(child)
-                    if ctp not in leaves:
-                        is_node = known(ctp)
-                        if is_node is None:
-                            is_node = is_node_type(ctp)
-                        if is_node:
-                            self._walk(child)
-            elif vtp not in leaves:
-                is_node = known(vtp)
-                if is_node is None:
-                    is_node = is_node_type(vtp)
-                if is_node:
+                    enter = entered.get(type(child))
+                    if enter is None:
+                        enter = self._enters(type(child))
+                    if enter:
+                        self._walk(child)
+            else:
+                enter = entered.get(vtp)
+                if enter is None:
+                    enter = self._enters(vtp)
+                if enter:
                     self._walk(value)
         if masked is not None:
             env = self.model.env
@@ -289,6 +288,12 @@ class Interpreter:
         if tp is cst.NamedExpr and type(node.target) is cst.Name:  # type: ignore[attr-defined]
             self.model.env[node.target.value] = fresh()  # type: ignore[attr-defined]
         path.pop()
+
+    def _enters(self, tp: type) -> bool:
+        """Whether the walk goes into a field's value of class ``tp``: a node, unless a leaf nobody
+        watches (remembered in ``_entered``)."""
+        enter = self._entered[tp] = tp not in self._quiet_leaves and is_node_type(tp)
+        return enter
 
     def _mask(self, node: cst.CSTNode) -> dict[str, Optional[Fact]]:
         """Hide the outer bindings of names a comprehension or lambda binds; the variable of a

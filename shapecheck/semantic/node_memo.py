@@ -17,18 +17,19 @@ class NodeMemo(Generic[V]):
 
     def __init__(self, limit: int = 256) -> None:
         self._limit = limit
-        self._items: dict[tuple[Hashable, ...], tuple[object, V]] = {}
+        #: keyed by ``id(node)`` alone, or by ``(id(node), *extra)``
+        self._items: dict[Hashable, tuple[object, V]] = {}
 
     def get(self, node: object, *extra: Hashable) -> Optional[V]:
         """The value stored for ``node`` (and ``extra``), or ``None``."""
-        hit = self._items.get((id(node),) + extra)
+        hit = self._items.get((id(node),) + extra if extra else id(node))
         return hit[1] if hit is not None and hit[0] is node else None
 
     def put(self, node: object, value: V, *extra: Hashable) -> V:
         """Store ``value`` for ``node`` (and ``extra``) and return it."""
         if len(self._items) > self._limit:
             self._items.clear()
-        self._items[(id(node),) + extra] = (node, value)
+        self._items[(id(node),) + extra if extra else id(node)] = (node, value)
         return value
 
     def clear(self) -> None:

@@ -53,9 +53,10 @@ def changes_default_device(text: str) -> bool:
     return False
 
 
-def prescan_module(model: SemanticModel, body: Sequence[cst.BaseStatement]) -> None:
+def prescan_module(model: SemanticModel, body: Sequence[cst.BaseStatement], text: Optional[str] = None) -> None:
     """Read the module-level imports and function signatures into ``model``, and the names the
-    module binds once (those functions see) or at all."""
+    module binds once (those functions see) or at all. ``text``, the module's source when the
+    caller has it, spares the search for ``global`` statements in a file without the word."""
     for stmt in body:
         if type(stmt) is cst.SimpleStatementLine:
             for small in stmt.body:
@@ -71,7 +72,8 @@ def prescan_module(model: SemanticModel, body: Sequence[cst.BaseStatement]) -> N
             if sig is not None:
                 model.signatures[stmt.name.value] = sig
     declared: set[str] = set()
-    scan_statements(body, declared, set())
+    if text is None or "global" in text:
+        scan_statements(body, declared, set())
     model.module_globals = {n for n, c in counts.items() if c == 1 and n not in declared}
     model.module_names = set(counts)
     imported = model.callees.imported if model.callees is not None else {}

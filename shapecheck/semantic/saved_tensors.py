@@ -34,19 +34,33 @@ def names_read(expr: cst.BaseExpression) -> set[str]:
 def below(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """Every node below ``node`` (not inside lambdas, functions and classes), last child first."""
     stack = list(_parts(node))
+    pop = stack.pop
+    extend = stack.extend
+    by_field = _READ_BY_FIELD
     while stack:
-        current = stack.pop()
+        current = pop()
         yield current
-        if type(current) not in (cst.Lambda, cst.FunctionDef, cst.ClassDef):
-            stack.extend(_parts(current))
+        tp = type(current)
+        if tp in by_field:
+            if tp not in _NO_PARTS:
+                extend(child_nodes(current))
+        elif tp not in _NOT_ENTERED:
+            extend(current.children)
 
 
 #: the node types whose parts :func:`below` reads field by field, as :func:`child_nodes` does; it
-#: takes every child of any other type (a comparison's operators and targets too)
+#: takes every child of any other type (a list comprehension's ``for`` too). A comparison gives
+#: its operands only: its operators and targets hold no expression
 _READ_BY_FIELD = frozenset({
     cst.Name, cst.Integer, cst.Float, cst.SimpleString, cst.Attribute, cst.Call, cst.BinaryOperation,
     cst.BooleanOperation, cst.UnaryOperation, cst.Subscript, cst.Tuple, cst.List, cst.Set, cst.IfExp,
+    cst.Comparison,
 })
+
+#: the node types of :data:`_READ_BY_FIELD` without parts
+_NO_PARTS = frozenset({cst.Name, cst.Integer, cst.Float, cst.SimpleString})
+#: the node types :func:`below` does not look into
+_NOT_ENTERED = frozenset({cst.Lambda, cst.FunctionDef, cst.ClassDef})
 
 
 def _parts(node: cst.CSTNode) -> Iterable[cst.CSTNode]:

@@ -172,6 +172,13 @@ def merge(envs: list[Env]) -> Env:
         return envs[0]
     first = envs[0]
     out: Env = {}
+    if len(envs) == 2:  # the join of an `if`: most merges
+        find = envs[1].get
+        for key, f in first.items():
+            g = find(key)
+            if g is not None:
+                out[key] = f if g is f else join(f, g)
+        return out
     rest = envs[1:]
     for key, f in first.items():
         cur = f

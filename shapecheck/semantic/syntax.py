@@ -12,6 +12,11 @@ def dotted_name(expr: cst.CSTNode) -> Optional[str]:
     tp = type(expr)  # exact types: isinstance on libcst's abstract classes is slow
     if tp is cst.Name:
         return expr.value  # type: ignore[attr-defined]
+    if tp is not cst.Attribute:
+        return None
+    owner = expr.value  # type: ignore[attr-defined]
+    if type(owner) is cst.Name:  # `self.fc`, `torch.cat`: most chains
+        return owner.value + "." + expr.attr.value  # type: ignore[attr-defined]
     parts = []
     while tp is cst.Attribute:
         parts.append(expr.attr.value)  # type: ignore[attr-defined]

@@ -66,7 +66,7 @@ _FIELDS: dict[type, Callable[[Any], Iterable[cst.CSTNode]]] = {
     cst.Float: lambda n: (),
     cst.SimpleString: lambda n: (),
     cst.Attribute: lambda n: (n.value,),
-    cst.Call: lambda n: [n.func, *(a.value for a in n.args)],
+    cst.Call: lambda n: [n.func, *[a.value for a in n.args]],
     cst.BinaryOperation: lambda n: (n.left, n.right),
     cst.BooleanOperation: lambda n: (n.left, n.right),
     cst.UnaryOperation: lambda n: (n.expression,),
@@ -172,8 +172,16 @@ def walk(node: cst.CSTNode, *, into_defs: bool = False) -> Iterator[cst.CSTNode]
         known.put(node, _ONCE)
         return _walk(node, into_defs)
     if below is None or below is _ONCE:
-        below = known.put(node, list(_walk(node, into_defs)))
+        below = known.put(node, _walk_list(node, into_defs))
     return iter(below)  # type: ignore[call-overload]
+
+
+def walk_once(node: cst.CSTNode, *, into_defs: bool = False) -> list[cst.CSTNode]:
+    """What :func:`walk` gives, for a node no other pass walks: nothing is remembered."""
+    known = _WALKED[into_defs].get(node)
+    if type(known) is list:
+        return known
+    return _walk_list(node, into_defs)
 
 
 def forget_walks() -> None:
@@ -198,3 +206,25 @@ def _walk(node: cst.CSTNode, into_defs: bool) -> Iterator[cst.CSTNode]:
             continue
         fields = get(tp)
         extend(fields(current) if fields is not None else current.children)
+
+
+def _walk_list(node: cst.CSTNode, into_defs: bool) -> list[cst.CSTNode]:
+    """``list(_walk(node, into_defs))``, built without a generator."""
+    get = _FIELDS.get
+    leaves = _LEAVES
+    defs = _DEFS
+    fields = get(type(node))
+    stack = list(fields(node) if fields is not None else node.children)
+    pop = stack.pop
+    extend = stack.extend
+    found: list[cst.CSTNode] = []
+    add = found.append
+    while stack:
+        current = pop()
+        add(current)
+        tp = type(current)
+        if tp in leaves or (tp in defs and not into_defs):
+            continue
+        fields = get(tp)
+        extend(fields(current) if fields is not None else current.children)
+    return found

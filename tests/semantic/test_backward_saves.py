@@ -343,3 +343,12 @@ def test_an_in_place_call_in_an_assigned_value_changes_the_old_binding():
         reveal(z)
         x.grad
     """) == [[("torch.sigmoid(x)", "y", "result", "F.relu(y, inplace=True)")], []]
+
+
+def test_below_gives_a_comparisons_operands_last_first_without_its_operators():
+    from shapecheck.semantic.saved_tensors import below
+
+    expr = cst.parse_expression("f(a) < g(b) == h.c")
+    calls = [cst.Module([]).code_for_node(n) for n in below(expr) if type(n) is cst.Call]
+    assert calls == ["g(b)", "f(a)"]
+    assert not any(isinstance(n, (cst.ComparisonTarget, cst.LessThan)) for n in below(expr))

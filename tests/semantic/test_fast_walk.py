@@ -145,3 +145,14 @@ def test_walking_a_node_again_gives_the_same_nodes_in_the_same_order(into_defs):
             assert len(again) == len(first) and all(a is b for a, b in zip(first, again))
     forget_walks()
     assert [id(n) for n in walk(module, into_defs=into_defs)] == [id(n) for n in walk(module, into_defs=into_defs)]
+
+
+def test_walk_once_gives_what_walk_gives_and_remembers_nothing():
+    from shapecheck.semantic.walk import walk_once
+
+    module = cst.parse_module("def f(x, y=g(1)):\n    z = [a + b for a in x if a < (lambda q: q)(y)]\n    return z\n")
+    forget_walks()
+    for into_defs in (False, True):
+        once = walk_once(module, into_defs=into_defs)
+        assert [id(n) for n in once] == [id(n) for n in walk(module, into_defs=into_defs)]
+    forget_walks()
