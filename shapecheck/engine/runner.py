@@ -76,6 +76,8 @@ class FileJob:
     links: tuple = ()
     #: (module name, bytes) of each file those come from
     foreign: tuple[tuple[str, bytes], ...] = ()
+    #: other files of the run import functions from it: its parse is kept for them
+    shared: bool = False
 
 
 def _rule_meta(code: str) -> tuple[str, str]:
@@ -274,6 +276,10 @@ class _Linter:
         text = decoded.text
         imported = _imported(job)
         module, findings, diagnostics = self.analyze(job.path, text, imported)
+        if job.shared and module is not None:
+            from shapecheck.semantic.summaries import remember_parse
+
+            remember_parse(text, module)
         if mode == MODE_CHECK or module is None:
             result.diagnostics = diagnostics
             return result
@@ -323,36 +329,59 @@ def _imported(job: FileJob) -> Optional[dict]:
 
     homes: dict[str, ForeignModule] = {}
     for name, data in job.foreign:
-        try:
-            homes[name] = ForeignModule(name, decode_source(data).text)
-        except SourceError:
-            continue
+        text = _foreign_text(data)
+        if text is not None:
+            homes[name] = ForeignModule(name, text)
     return {link.local: (homes[link.module], link.original) for link in job.links if link.module in homes}
+
+
+#: how many decoded texts of imported files one process keeps (:func:`_foreign_text`)
+FOREIGN_TEXTS_KEPT = 8
+_FOREIGN_TEXTS: dict[bytes, Optional[str]] = {}
+
+
+def _foreign_text(data: bytes) -> Optional[str]:
+    """The decoded text of an imported file (``None``: it does not decode), decoded once for all
+    the files of the process that import from it."""
+    if data in _FOREIGN_TEXTS:
+        return _FOREIGN_TEXTS[data]
+    try:
+        text: Optional[str] = decode_source(data).text
+    except SourceError:
+        text = None
+    if len(_FOREIGN_TEXTS) >= FOREIGN_TEXTS_KEPT:
+        del _FOREIGN_TEXTS[next(iter(_FOREIGN_TEXTS))]
+    _FOREIGN_TEXTS[data] = text
+    return text
 
 
 def _with_links(work: list[FileJob]) -> list[FileJob]:
     """The jobs, each with the functions it imports from the other files of the run."""
     from dataclasses import replace
 
-    from shapecheck.engine.run_imports import module_name, plan_links
+    from shapecheck.engine.run_imports import module_names, plan_links
 
     readable = [job for job in work if job.data is not None and job.error is None and not is_notebook(job.path)]
     if len(readable) < 2:
         return work
+    names = module_names(job.path for job in readable)
     texts: dict[str, Optional[bytes]] = {}
     for job in readable:
-        name = module_name(job.path)[0]
+        name = names[job.path][0]
         texts[name] = None if name in texts else job.data  # two files of one name: neither
-    plan = plan_links((job.path, (job.data or b"").decode("utf-8", "replace")) for job in readable)
+    plan = plan_links(((job.path, (job.data or b"").decode("utf-8", "replace")) for job in readable), names)
     out = []
+    imported: set[str] = set()
     for job in work:
         found = {link: texts.get(link.module) for link in plan.get(job.path, ())}
         known = {link.module: data for link, data in found.items() if data is not None}
         if known:
             links = tuple(link for link in found if link.module in known)
             job = replace(job, links=links, foreign=tuple(sorted(known.items())))
+            imported.update(known)
         out.append(job)
-    return out
+    return [replace(job, shared=True) if job.path in names and names[job.path][0] in imported
+            and texts.get(names[job.path][0]) is not None else job for job in out]
 
 
 # --- process pool plumbing -------------------------------------------------------------------
@@ -625,10 +654,11 @@ def run(
     results: list[FileResult] = []
     to_lint: list[FileJob] = []
     digests: dict[str, str] = {}
+    foreign_hashes: dict[str, bytes] = {}  # every job of the run has the same bytes for a module
     for job in work:
         if cache is not None and job.data is not None:
             digest = hashlib.sha256(job.data).hexdigest() if not job.links else \
-                link_digest(job.data, job.links, dict(job.foreign))
+                link_digest(job.data, job.links, dict(job.foreign), foreign_hashes)
             digests[job.path] = digest
             cached = cache.get(job.path, digest)
             if cached is not None:

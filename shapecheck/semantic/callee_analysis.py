@@ -38,8 +38,8 @@ from shapecheck.semantic.prescan import prescan_module
 from shapecheck.semantic.module_state import global_bindings
 from shapecheck.semantic.scopes import Env, merge
 from shapecheck.semantic.summaries import (
-    MAX_DEPTH, STATEMENT_BUDGET, Callee, Definitions, forward_of, register_call_noter, register_reanalysis,
-    resolve_call,
+    MAX_DEPTH, STATEMENT_BUDGET, Callee, Definitions, ForeignModule, forward_of, register_call_noter,
+    register_reanalysis, resolve_call,
 )
 from shapecheck.semantic.syntax import CallArgs, all_params, dotted_name, target_names, with_targets
 from shapecheck.semantic.walk import walk
@@ -305,7 +305,8 @@ def _run(caller: SemanticModel, callee: Callee, bound: dict[str, Fact]) -> tuple
         model.steady_devices = caller.steady_devices
         model.scopes.module.env = caller.scopes.module.env
     else:
-        prescan_module(model, home.module.body)
+        aliases, model.signatures, model.module_globals, model.module_names = _home_scan(home)
+        model.imports.aliases.update(aliases)  # the walk adds a callee's own imports to its table
         model.default_device_set = caller.default_device_set
         model.params_frozen = caller.params_frozen
     model.callees = defs if home is None else home.definitions
@@ -344,6 +345,19 @@ def _run(caller: SemanticModel, callee: Callee, bound: dict[str, Fact]) -> tuple
     for f in returns[1:]:
         result = join(result, f)
     return result, merge(exits)
+
+
+def _home_scan(home: ForeignModule) -> tuple[dict[str, str], dict, set[str], set[str]]:
+    """What :func:`prescan_module` reads from the whole file ``home`` (its import aliases, its
+    signatures, the names it binds once and at all), read once for every importer of the file
+    and never changed after."""
+    shared = home.shared
+    if shared.scan is None:
+        scratch = SemanticModel()
+        prescan_module(scratch, shared.module.body)
+        shared.scan = (dict(scratch.imports.aliases), scratch.signatures, scratch.module_globals,
+                       scratch.module_names)
+    return shared.scan
 
 
 def _first_name(fn: cst.FunctionDef) -> Optional[str]:

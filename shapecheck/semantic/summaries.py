@@ -22,8 +22,8 @@ through the helpers it calls in turn (to :data:`MAX_DEPTH`).
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any, Callable, Optional, Sequence
 
 import libcst as cst
@@ -62,8 +62,9 @@ class ClassInfo:
 
 
 class ForeignModule:
-    """Another file of the run, as one file importing from it sees it: its text, parsed (once
-    per process) and indexed (once per importing file) only when a call reaches into it."""
+    """Another file of the run, as one file importing from it sees it: its text, parsed and
+    indexed once per process (:class:`ForeignHome`, shared by every importer) only when a call
+    reaches into it, with a re-analysis state of this importer's own."""
 
     def __init__(self, name: str, text: str) -> None:
         self.name = name
@@ -71,19 +72,68 @@ class ForeignModule:
         self._definitions: Optional[Definitions] = None
 
     @property
+    def shared(self) -> "ForeignHome":
+        """What every importer of this text shares: its parse and its index."""
+        return foreign_home(self.text)
+
+    @property
     def module(self) -> cst.Module:
         """The parsed file (an empty module when it does not parse)."""
-        return _parse(self.text)
+        return self.shared.module
 
     @property
     def definitions(self) -> "Definitions":
         """Its module-level functions and classes (with a re-analysis state of this importer)."""
         if self._definitions is None:
-            self._definitions = index_module(self.module.body)
+            home = self.shared
+            self._definitions = Definitions(functions=home.functions, classes=home.classes)
         return self._definitions
 
 
-@lru_cache(maxsize=32)
+class ForeignHome:
+    """One file that other files of the run import from, as they all see it (never changed once
+    made): its parse, its module-level functions and classes, and what the re-analysis reads from
+    the whole file (:mod:`~shapecheck.semantic.callee_analysis` fills :attr:`scan`)."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+        index = index_module(module.body)
+        self.functions = index.functions
+        self.classes = index.classes
+        self.scan: Any = None
+
+
+#: how many :class:`ForeignHome` one process keeps (the least recently used goes first): a run
+#: imports from a few files, and a file's syntax tree is large
+HOME_MEMO_SIZE = 8
+_HOMES: "OrderedDict[str, ForeignHome]" = OrderedDict()
+
+
+def foreign_home(text: str, module: Optional[cst.Module] = None) -> ForeignHome:
+    """The shared :class:`ForeignHome` of ``text``, made on the first request (from ``module``,
+    the parse of ``text`` when the caller has one, else by parsing it)."""
+    home = _HOMES.get(text)
+    if home is not None:
+        _HOMES.move_to_end(text)
+        return home
+    home = _HOMES[text] = ForeignHome(module if module is not None else _parse(text))
+    while len(_HOMES) > HOME_MEMO_SIZE:
+        _HOMES.popitem(last=False)
+    return home
+
+
+def remember_parse(text: str, module: cst.Module) -> None:
+    """Offer the parse of ``text`` made for its own lint to the files that import from it later
+    (it replaces nothing already kept)."""
+    if text not in _HOMES:
+        foreign_home(text, module)
+
+
+def forget_foreign_homes() -> None:
+    """Drop every kept :class:`ForeignHome` (tests; a long-lived process between runs)."""
+    _HOMES.clear()
+
+
 def _parse(text: str) -> cst.Module:
     try:
         return cst.parse_module(text)
