@@ -16,6 +16,17 @@ from shapecheck.semantic.inplace_layers import inplace_layer_call
 
 #: a file that turns grad off for parameters (freezing): its modules' parameters may not require grad
 _FREEZES = re.compile(r"requires_grad_\(\s*False|requires_grad\s*=\s*False")
+#: the text last read and whether it freezes (every ``return`` asks; the search reads the whole file)
+_LAST_TEXT: list[tuple[str, bool]] = []
+
+
+def _freezes(text: str) -> bool:
+    """``text`` turns grad off for parameters (see :data:`_FREEZES`)."""
+    if _LAST_TEXT and _LAST_TEXT[0][0] is text:
+        return _LAST_TEXT[0][1]
+    found = _FREEZES.search(text) is not None
+    _LAST_TEXT[:] = [(text, found)]
+    return found
 
 
 #: the head of the examples about a module's forward: a layer whose parameters require grad
@@ -256,7 +267,7 @@ y.sum().backward()
         needs that was changed in place since and not reported yet (none in a file that turns
         ``requires_grad`` off)."""
         text = ctx.text
-        if node.value is None or text is None or _FREEZES.search(text):
+        if node.value is None or text is None or _freezes(text):
             return
         for record, changed in ctx.changed_saves(node.value):
             if id(changed) in self._reported:

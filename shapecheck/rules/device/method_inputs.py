@@ -79,8 +79,12 @@ def _feeds_of(ctx, node: cst.Call) -> Optional[tuple[tuple[str, str], list[tuple
     function, class_def = ctx.function, ctx.class_def
     if function is None or class_def is None or not ctx.in_module_class:
         return None
-    params = [p.name.value for p in list(function.params.posonly_params) + list(function.params.params)]
-    if len(params) < 2 or func.value.value != params[0]:
+    declared = function.params
+    first = declared.posonly_params[0] if declared.posonly_params else declared.params[0] if declared.params else None
+    if first is None or func.value.value != first.name.value:
+        return None  # not a call on the receiver (checked before the parameters are listed)
+    params = [p.name.value for p in list(declared.posonly_params) + list(declared.params)]
+    if len(params) < 2:
         return None
     given = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
     given += [e.value for arg in given[1:] if isinstance(arg, (cst.Tuple, cst.List))

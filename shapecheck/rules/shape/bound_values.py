@@ -9,6 +9,7 @@ given it another.
 from __future__ import annotations
 
 from bisect import bisect_left
+from itertools import compress, repeat
 from typing import Any, Iterator, Optional, Sequence
 
 import libcst as cst
@@ -291,18 +292,13 @@ def _index(block: Sequence[cst.CSTNode], outer: list[tuple[Sequence[cst.CSTNode]
         names: set[str] = set()
         _add_bound(stmt, names)
         inner = sub_blocks(stmt) if depth < 30 else []
+        nodes = list(walk(stmt)) if not inner else list(_walk_outside(stmt, {id(s) for sub in inner for s in sub}))
+        paths.update(zip(map(id, nodes), repeat(here)))
+        for n in compress(nodes, map(_BINDING_KINDS.__contains__, map(type, nodes))):
+            _add_bound(n, names)
         if not inner:
-            for n in walk(stmt):
-                paths[id(n)] = here
-                if type(n) in _BINDING_KINDS:
-                    _add_bound(n, names)
             _BOUND.put(stmt, frozenset(names))
             continue
-        nested = {id(s) for sub in inner for s in sub}
-        for n in _walk_outside(stmt, nested):
-            paths[id(n)] = here
-            if type(n) in _BINDING_KINDS:
-                _add_bound(n, names)
         for sub in inner:
             _index(sub, here, paths, depth + 1)
         _BOUND.put(stmt, _with_inner(names, inner))

@@ -683,7 +683,6 @@ centered = x - x.mean(dim=1, keepdim=True)
     def visit_Call(self, node: cst.Call, ctx) -> None:
         """torch's broadcasting functions, the binary methods (``div``, ``sub_``...), ``expand_as``
         and ``cat``/``stack`` with a tensor and its reduction."""
-        args = [a.value for a in node.args if a.keyword is None and not a.star]
         qual = ctx.qualname(node.func)
         if qual is None:
             func = node.func
@@ -696,8 +695,11 @@ centered = x - x.mean(dim=1, keepdim=True)
                     self._check(node, ctx, source, func.value, "expand")
                 return
             if attr in BROADCASTING_FUNCTIONS or (attr.endswith("_") and attr[:-1] in ELEMENTWISE_BINARY):
-                self._pairs(node, ctx, [func.value] + args, "elementwise")
+                self._pairs(node, ctx, [func.value] + _positional(node), "elementwise")
             return
+        if not qual.startswith("torch."):
+            return  # every name below is torch's
+        args = _positional(node)
         if qual in _CONCAT_FUNCS:
             if not node.args or not isinstance(node.args[0].value, (cst.List, cst.Tuple)):
                 return
@@ -717,6 +719,11 @@ centered = x - x.mean(dim=1, keepdim=True)
             for b in operands:
                 if a is not b and self._check(node, ctx, a, b, how):
                     return
+
+
+def _positional(node: cst.Call) -> list[cst.BaseExpression]:
+    """The values of the positional arguments of ``node``, starred ones left out."""
+    return [a.value for a in node.args if a.keyword is None and not a.star]
 
 
 def how_method(node: cst.CSTNode) -> str:

@@ -284,8 +284,11 @@ c = a.T @ b          # (1, 3) @ (3, 1)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         """matmul/mm/bmm/dot/mv calls and nn.Linear module calls."""
-        args = [a.value for a in node.args if a.keyword is None and not a.star]
         qual = ctx.qualname(node.func)
+        if qual is not None and qual != "torch.nn.functional.linear" \
+                and not (qual.startswith("torch.") and qual[6:] in MATRIX_PRODUCTS):
+            return  # not a product; a module call is read only when its callee has no qualified name
+        args = [a.value for a in node.args if a.keyword is None and not a.star]
         if qual is not None and qual.startswith("torch.") and qual[6:] in MATRIX_PRODUCTS and len(args) >= 2:
             self._pair(node, ctx, args[0], args[1], qual[6:])
             return

@@ -185,6 +185,8 @@ scores = best * 2
         """The pair passed where a tensor must be: to an ``nn`` layer, an ``F``/``torch`` function,
         a tensor method, or inside the list ``torch.cat``/``torch.stack`` take."""
         qual = ctx.qualname(node.func)
+        if qual is not None and not qual.startswith("torch."):
+            return  # neither torch's function nor a tensor method or a layer
         positional = [a.value for a in node.args if a.keyword is None and not a.star]
         candidates: list[cst.BaseExpression] = []
         if qual is not None and qual.startswith("torch."):
