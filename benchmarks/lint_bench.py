@@ -1,7 +1,9 @@
 """Lint speed on real model code, against a bare libcst parse and TorchFix, in one run.
 
 The corpus is every ``modeling_*.py`` of the transformers wheel (``pip download --no-deps
-transformers``), or the ``.py`` files of ``--corpus DIR``. The files are copied into a scratch
+transformers``), extracted flat, or with ``--packages`` at their package paths (then the files
+import from each other, and ``--cross-file`` shows what the cross-file pass costs), or the ``.py``
+files of ``--corpus DIR``. The files are copied into a scratch
 folder (with its own pyproject.toml, so the result cache lives there too) and timed:
 
 1. bare ``libcst.parse_module`` of every file, in this process;
@@ -32,11 +34,12 @@ import zipfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 DEFAULT_CORPUS = os.path.join(HERE, "_corpus", "transformers")
+PACKAGE_CORPUS = os.path.join(HERE, "_corpus", "transformers_packages")
 TORCHFIX_VENV = os.path.join(HERE, "_venvs", "torchfix")
 
 
-def build_corpus(target: str) -> str:
-    """Download the transformers wheel and extract every ``modeling_*.py`` into ``target``."""
+def _wheel(target: str) -> str:
+    """The newest transformers wheel beside ``target``, downloaded when there is none."""
     wheel_dir = os.path.join(os.path.dirname(target), "wheel")
     os.makedirs(wheel_dir, exist_ok=True)
     wheels = glob.glob(os.path.join(wheel_dir, "transformers-*.whl"))
@@ -47,14 +50,42 @@ def build_corpus(target: str) -> str:
             check=True,
         )
         wheels = glob.glob(os.path.join(wheel_dir, "transformers-*.whl"))
+    return sorted(wheels)[-1]
+
+
+def _modeling_members(archive: zipfile.ZipFile) -> list[str]:
+    return [m for m in archive.namelist()
+            if m.rsplit("/", 1)[-1].startswith("modeling_") and m.endswith(".py")]
+
+
+def build_corpus(target: str) -> str:
+    """Download the transformers wheel and extract every ``modeling_*.py`` into ``target``, flat
+    (``models/bert/modeling_bert.py`` becomes ``transformers__models__bert__modeling_bert.py``):
+    no file of the run imports another, so the cross-file pass only plans."""
+    wheel = _wheel(target)
     os.makedirs(target, exist_ok=True)
-    with zipfile.ZipFile(sorted(wheels)[-1]) as archive:
-        for member in archive.namelist():
-            base = member.rsplit("/", 1)[-1]
-            if base.startswith("modeling_") and base.endswith(".py"):
-                flat = member.replace("/", "__")
-                with archive.open(member) as src, open(os.path.join(target, flat), "wb") as dst:
-                    shutil.copyfileobj(src, dst)
+    with zipfile.ZipFile(wheel) as archive:
+        for member in _modeling_members(archive):
+            flat = member.replace("/", "__")
+            with archive.open(member) as src, open(os.path.join(target, flat), "wb") as dst:
+                shutil.copyfileobj(src, dst)
+    return target
+
+
+def build_package_corpus(target: str) -> str:
+    """The same files at their paths in the wheel, with an empty ``__init__.py`` in every folder,
+    so ``from ...modeling_utils import X`` reaches another file of the run and the cross-file pass
+    has real work (about 290 of the 545 files import from modeling_utils or the rope helpers)."""
+    wheel = _wheel(target)
+    with zipfile.ZipFile(wheel) as archive:
+        for member in _modeling_members(archive):
+            path = os.path.join(target, member)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with archive.open(member) as src, open(path, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+    for folder, _, names in os.walk(target):
+        if folder != target and "__init__.py" not in names:
+            open(os.path.join(folder, "__init__.py"), "w").close()
     return target
 
 
@@ -177,6 +208,8 @@ def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and print one table of times and ratios."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", help="lint the .py files of this folder instead of the wheel's")
+    parser.add_argument("--packages", action="store_true",
+                        help="the wheel's files at their package paths (imports between them resolve)")
     parser.add_argument("--limit", type=int, help="only the first N files (by name)")
     parser.add_argument("--no-torchfix", action="store_true", help="skip TorchFix")
     parser.add_argument("--breakdown", action="store_true", help="also time parse / walk / positions in-process")
@@ -184,9 +217,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="also time the lint with the cross-file pass off (no summaries from other files)")
     args = parser.parse_args(argv)
 
-    folder = args.corpus or DEFAULT_CORPUS
-    if not args.corpus and not glob.glob(os.path.join(folder, "*.py")):
-        build_corpus(folder)
+    folder = args.corpus or (PACKAGE_CORPUS if args.packages else DEFAULT_CORPUS)
+    if not args.corpus and not glob.glob(os.path.join(folder, "**", "*.py"), recursive=True):
+        (build_package_corpus if args.packages else build_corpus)(folder)
     files = corpus_files(folder, args.limit)
     if not files:
         print(f"no .py files in {folder}", file=sys.stderr)
