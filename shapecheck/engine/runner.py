@@ -17,6 +17,7 @@ import hashlib
 import os
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Callable, Optional
 
 from shapecheck.engine import noqa
@@ -337,22 +338,16 @@ def _imported(job: FileJob) -> Optional[dict]:
 
 #: how many decoded texts of imported files one process keeps (:func:`_foreign_text`)
 FOREIGN_TEXTS_KEPT = 8
-_FOREIGN_TEXTS: dict[bytes, Optional[str]] = {}
 
 
+@lru_cache(maxsize=FOREIGN_TEXTS_KEPT)
 def _foreign_text(data: bytes) -> Optional[str]:
     """The decoded text of an imported file (``None``: it does not decode), decoded once for all
     the files of the process that import from it."""
-    if data in _FOREIGN_TEXTS:
-        return _FOREIGN_TEXTS[data]
     try:
-        text: Optional[str] = decode_source(data).text
+        return decode_source(data).text
     except SourceError:
-        text = None
-    if len(_FOREIGN_TEXTS) >= FOREIGN_TEXTS_KEPT:
-        del _FOREIGN_TEXTS[next(iter(_FOREIGN_TEXTS))]
-    _FOREIGN_TEXTS[data] = text
-    return text
+        return None
 
 
 def _with_links(work: list[FileJob]) -> list[FileJob]:
@@ -380,8 +375,8 @@ def _with_links(work: list[FileJob]) -> list[FileJob]:
             job = replace(job, links=links, foreign=tuple(sorted(known.items())))
             imported.update(known)
         out.append(job)
-    return [replace(job, shared=True) if job.path in names and names[job.path][0] in imported
-            and texts.get(names[job.path][0]) is not None else job for job in out]
+    return [replace(job, shared=True) if job.path in names and names[job.path][0] in imported else job
+            for job in out]
 
 
 # --- process pool plumbing -------------------------------------------------------------------

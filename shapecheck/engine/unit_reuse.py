@@ -716,7 +716,7 @@ class _Run:
             self.traces.append(old)
             return 0  # NORMAL
         trace = UnitTrace(stmt)
-        checker.model.imports._cache.clear()
+        checker.model.imports.forget_answers()
         trace.scalars_in = self.watched.scalars()
         defs = checker.model.callees
         trace.spent_in = defs.spent if defs is not None else 0

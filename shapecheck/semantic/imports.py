@@ -30,7 +30,7 @@ class ImportTable:
             else:
                 top = full.split(".")[0]
                 self.aliases[top] = top
-        self._cache.clear()
+        self.forget_answers()
 
     def add_import_from(self, node: cst.ImportFrom) -> None:
         """Record ``from a.b import c as d`` (binds ``d`` to ``a.b.c``); relative imports are skipped."""
@@ -47,6 +47,10 @@ class ImportTable:
             if alias.asname is not None and type(alias.asname.name) is cst.Name:
                 local = alias.asname.name.value
             self.aliases[local] = f"{module}.{name}"
+        self.forget_answers()
+
+    def forget_answers(self) -> None:
+        """Drop the answers kept per node: the next :meth:`resolve` reads the aliases again."""
         self._cache.clear()
 
     def resolve(self, expr: cst.CSTNode) -> Optional[str]:

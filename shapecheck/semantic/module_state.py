@@ -18,6 +18,7 @@ that overrides ``to``/``cuda``/``_apply`` is never placed.
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Callable, Iterator, Optional, Sequence
 
 import libcst as cst
@@ -56,10 +57,6 @@ class _Scope:
         self.params = params
         self.assigned: dict[str, list[cst.BaseExpression]] = {}
         self.smalls: list[cst.CSTNode] = []
-        self._calls: Optional[list[cst.Call]] = None
-        self._external: Optional[set[str]] = None
-        self._name_moves: Optional[list[tuple[cst.Call, str, str]]] = None
-        self._given: Optional[set[str]] = None
         for small in _smalls(stmts):
             self.smalls.append(small)
             if type(small) is cst.Assign:
@@ -75,45 +72,39 @@ class _Scope:
                 self.assigned.setdefault(small.target.value, []).append(value or cst.Name("None"))
 
 
-    @property
+    @cached_property
     def calls(self) -> list[cst.Call]:
         """Every call in ``smalls``, in the order :func:`walk` finds them (found once)."""
-        if self._calls is None:
-            self._calls = [node for small in self.smalls for node in walk(small) if type(node) is cst.Call]
-        return self._calls
+        return [node for small in self.smalls for node in walk(small) if type(node) is cst.Call]
 
-    @property
+    @cached_property
     def external(self) -> set[str]:
         """The attributes ``smalls`` assign on an object other than ``self`` (found once)."""
-        if self._external is None:
-            self._external = set()
-            for small in self.smalls:
-                targets = [t.target for t in small.targets] if type(small) is cst.Assign else \
-                    [small.target] if isinstance(small, (cst.AnnAssign, cst.AugAssign)) else []
-                for t in targets:
-                    if type(t) is cst.Attribute and not (type(t.value) is cst.Name and t.value.value == "self"):
-                        self._external.add(t.attr.value)
-        return self._external
+        found: set[str] = set()
+        for small in self.smalls:
+            targets = [t.target for t in small.targets] if type(small) is cst.Assign else \
+                [small.target] if isinstance(small, (cst.AnnAssign, cst.AugAssign)) else []
+            for t in targets:
+                if type(t) is cst.Attribute and not (type(t.value) is cst.Name and t.value.value == "self"):
+                    found.add(t.attr.value)
+        return found
 
-    @property
+    @cached_property
     def name_moves(self) -> list[tuple[cst.Call, str, str]]:
         """``(call, name, method)`` for the calls ``name.to(...)``/``name.cuda()``... of
         ``calls`` (found once)."""
-        if self._name_moves is None:
-            self._name_moves = []
-            for node in self.calls:
-                func = node.func
-                if type(func) is cst.Attribute and func.attr.value in MODULE_DEVICE_METHODS \
-                        and type(func.value) is cst.Name:
-                    self._name_moves.append((node, func.value.value, func.attr.value))
-        return self._name_moves
+        moves = []
+        for node in self.calls:
+            func = node.func
+            if type(func) is cst.Attribute and func.attr.value in MODULE_DEVICE_METHODS \
+                    and type(func.value) is cst.Name:
+                moves.append((node, func.value.value, func.attr.value))
+        return moves
 
-    @property
+    @cached_property
     def given(self) -> set[str]:
         """The names the calls of ``calls`` are given (``train(model)``, ``wrap(m=model)``; found once)."""
-        if self._given is None:
-            self._given = {a.value.value for node in self.calls for a in node.args if type(a.value) is cst.Name}
-        return self._given
+        return {a.value.value for node in self.calls for a in node.args if type(a.value) is cst.Name}
 
 
 def _function_scope(stmts: Sequence[cst.CSTNode], params: frozenset[str]) -> _Scope:

@@ -33,10 +33,10 @@ EXPECTED = [(f"pkg/m{i}.py", "SC101", 7) for i in range(6)]
 @pytest.fixture(autouse=True)
 def _cold_memo():
     summaries.forget_foreign_homes()
-    lint._FOREIGN_TEXTS.clear()
+    lint._foreign_text.cache_clear()
     yield
     summaries.forget_foreign_homes()
-    lint._FOREIGN_TEXTS.clear()
+    lint._foreign_text.cache_clear()
 
 
 def _settings(root):
@@ -109,7 +109,7 @@ def test_the_memo_keeps_a_bounded_number_of_files():
     assert texts[4] not in summaries._HOMES and texts[3] in summaries._HOMES
     for i in range(lint.FOREIGN_TEXTS_KEPT + 2):
         lint._foreign_text(f"x = {i}\n".encode())
-    assert len(lint._FOREIGN_TEXTS) == lint.FOREIGN_TEXTS_KEPT
+    assert lint._foreign_text.cache_info().currsize == lint.FOREIGN_TEXTS_KEPT
 
 
 def test_each_importer_has_its_own_reanalysis_state():
