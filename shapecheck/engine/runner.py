@@ -21,6 +21,7 @@ from functools import lru_cache
 from typing import Any, Callable, Optional
 
 from shapecheck.engine import noqa
+from shapecheck.engine.collector import RunCollector
 from shapecheck.engine.config import (
     Settings,
     engine_code_ignored,
@@ -383,19 +384,23 @@ def _with_links(work: list[FileJob]) -> list[FileJob]:
 
 _WORKER: Optional[_Linter] = None
 _WORKER_MODE = MODE_CHECK
+_WORKER_COLLECTOR: Optional[RunCollector] = None
 
 
 def _init_worker(codes: list[str], mode: str, unsafe_fixes: bool = False) -> None:
-    global _WORKER, _WORKER_MODE
+    global _WORKER, _WORKER_MODE, _WORKER_COLLECTOR
     from shapecheck.rules.catalog import get_rule
 
     _WORKER = _Linter([get_rule(c) for c in codes], unsafe_fixes)
     _WORKER_MODE = mode
+    _WORKER_COLLECTOR = RunCollector().__enter__()  # a worker lives for one run
 
 
 def _work(job: FileJob) -> FileResult:
-    assert _WORKER is not None
-    return _WORKER.lint(job, _WORKER_MODE)
+    assert _WORKER is not None and _WORKER_COLLECTOR is not None
+    result = _WORKER.lint(job, _WORKER_MODE)
+    _WORKER_COLLECTOR.file_done()
+    return result
 
 
 def _tell(on_result: Optional[Callable[[FileResult], None]], result: FileResult) -> FileResult:
@@ -416,7 +421,12 @@ def _run_jobs(
     file that kills its process goes without a result (an ``SC000`` that says how it died).
     """
     if workers <= 1 or len(jobs) <= POOL_THRESHOLD:
-        return [_tell(on_result, linter.lint(job, mode)) for job in jobs]
+        done: list[FileResult] = []
+        with RunCollector() as collector:
+            for job in jobs:
+                done.append(_tell(on_result, linter.lint(job, mode)))
+                collector.file_done()
+        return done
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
