@@ -701,6 +701,9 @@ def _bind(spec: EinsumSpec, shapes: list) -> tuple:
             elif d is not None and d != prev:
                 raise _size_error(spec, shapes, lab, k, k, prev, d,
                                   isinstance(prev, int) and isinstance(d, int), diagonal=True)
+        for lab in spec.inputs[k]:  # an index on a dim of unknown position has an unknown size,
+            if lab != ELLIPSIS and lab not in local:  # which may broadcast another operand's 1
+                local[lab] = None
         per_op.append(local)
     sizes: dict = {}
     source: dict = {}

@@ -736,3 +736,14 @@ def test_unknown_dims_never_reject_what_torch_accepts(case, data):
 def test_differential_random_text(spec, shapes):
     """Arbitrary strings over the grammar's characters: torch and shapecheck agree."""
     assert our_verdict(spec, shapes) == torch_verdict(spec, shapes), (spec, shapes)
+
+
+def test_an_index_at_an_unknown_position_may_broadcast_a_known_one():
+    """``i`` is 1 in operand 0, but in operand 1 it sits on a dim whose position the hidden rank
+    leaves unknown: torch broadcasts the 1 to whatever that dim is (here 0), so ``i`` is unknown."""
+    spec = parse("...aabi,i...,c,->abci", "letters")
+    assert spec.output_shape((1, 1, 1, 1), (0,), (1,), ()).dims == (1, 1, 1, 0)
+    hidden = spec.output_shape(Shape((None, None, None, 1)), Shape((None,), rest_at=0), Shape((None,)), Shape(()))
+    assert hidden.dims == (None, None, None, None)
+    known = spec.output_shape(Shape((None, None, None, 5)), Shape((None,), rest_at=0), Shape((None,)), Shape(()))
+    assert known.dims[3] == 5
