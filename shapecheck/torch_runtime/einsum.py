@@ -106,14 +106,18 @@ def _new_shape(spec, a, b, form, key: tuple) -> Optional[Callable]:
 
     ``key`` is the call's cache key (see :func:`_key`), whose shapes, strides and dtypes are
     read again from it: reading ``Tensor.shape`` makes a new ``torch.Size`` each time."""
-    if not (a.is_contiguous() and b.is_contiguous()):
-        return None
     short = len(key) == 7  # two CPU operands, no form: no devices in either key
     sa, sb = key[1], key[4 if short else 5]
     try:
-        ones_a = NO_ONES[len(sa)] if 1 not in sa else (_ONES_TESTS.get(len(sa)) or _ones_test(len(sa)))(sa, key[2])
-        ones_b = NO_ONES[len(sb)] if 1 not in sb else (_ONES_TESTS.get(len(sb)) or _ones_test(len(sb)))(
-            sb, key[5 if short else 6])
+        # an operand with a size-1 dim: its test checks the row-major strides themselves
+        if 1 in sa:
+            ones_a = (_ONES_TESTS.get(len(sa)) or _ones_test(len(sa)))(sa, key[2])
+        else:
+            ones_a = NO_ONES[len(sa)] if a.is_contiguous() else None
+        if 1 in sb:
+            ones_b = (_ONES_TESTS.get(len(sb)) or _ones_test(len(sb)))(sb, key[5 if short else 6])
+        else:
+            ones_b = NO_ONES[len(sb)] if b.is_contiguous() else None
     except IndexError:  # a rank beyond the table: the general path
         return None
     if ones_a is None or ones_b is None:

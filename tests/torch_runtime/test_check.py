@@ -196,6 +196,35 @@ def test_devices_one_device_unless_told_otherwise():
     with_scalar(torch.empty(3, device="meta"), torch.tensor(2.0))
 
 
+def test_wrapper_with_the_functions_own_parameters():
+    # plain parameters (positional-or-keyword, no default): the wrapper takes them itself;
+    # parameters named like the check's locals (b, d, s, v, dev) must not be clobbered
+    @check
+    def f(b: Float[Tensor, "n n"], d: Float[Tensor, "n"], s, v: Float[Tensor, "m"], dev) -> Float[Tensor, "n"]:
+        return b @ d + s * v.sum() + dev
+
+    eye, ones = torch.eye(3), torch.ones(3)
+    assert f(eye, ones, 2.0, torch.ones(4), 1.0).tolist() == [10.0, 10.0, 10.0]
+    assert f(eye, ones, s=0.0, v=torch.ones(2), dev=0.0).tolist() == [1.0, 1.0, 1.0]
+    assert f(dev=0.0, v=torch.ones(2), s=0.0, d=ones, b=eye).tolist() == [1.0, 1.0, 1.0]
+    with pytest.raises(TypeError, match=r"^test_wrapper_with_the_functions_own_parameters\.<locals>\.f\(\) "
+                                        r"missing 1 required positional argument: 'dev'"):
+        f(eye, ones, 2.0, torch.ones(4))
+    with pytest.raises(TypeError, match="unexpected keyword argument 'e'"):
+        f(eye, ones, 2.0, torch.ones(4), 1.0, e=1)
+    with pytest.raises(SignatureShapeError, match=r"argument 'b' has shape \(2, 3\), expected \(n, n\)"):
+        f(torch.randn(2, 3), ones, 2.0, torch.ones(4), 1.0)
+    with pytest.raises(SignatureShapeError, match="argument 'd'"):
+        f(eye, torch.ones(4), 2.0, torch.ones(4), 1.0)
+    with pytest.raises(SignatureShapeError, match="return value"):
+        _bad_return(eye)
+
+
+@check
+def _bad_return(x: Float[Tensor, "n n"]) -> Float[Tensor, "n"]:
+    return x[0, :2]
+
+
 def test_non_tensor_annotations_go_to_beartype():
     from beartype.roar import BeartypeCallHintViolation
 
