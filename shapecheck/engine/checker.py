@@ -10,7 +10,7 @@ the hooks of each node it is told about with a :class:`RuleContext` (the
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 import libcst as cst
 
@@ -204,6 +204,11 @@ class RuleContext:
             return None
         found = [passed_argument(context.callee, call, name) for call in context.calls]
         return [a for a in found if a is not None] if all(a is not None for a in found) and found else None
+
+    @property
+    def bindings(self) -> Mapping[str, Fact]:
+        """The facts of the names bound at this point (``x``, ``self.fc``), read-only."""
+        return self._scopes.top.env
 
     def is_tensor(self, expr: cst.CSTNode) -> bool:
         """True when ``expr`` is known to be a tensor."""

@@ -15,7 +15,7 @@ Rules may import this module for type hints: ``def visit_Call(self, node: cst.Ca
 
 from __future__ import annotations
 
-from typing import Optional, Protocol, Sequence
+from typing import Mapping, Optional, Protocol, Sequence
 
 import libcst as cst
 
@@ -63,6 +63,12 @@ class Context(Protocol):
         """The facts of any expression (see :mod:`shapecheck.semantic.facts` for the fields:
         kind, shape, layout, strides, perm, device, grad, dtype_kind, value, dim, qual, features,
         params, trainable, reduction, elems, is_scalar_cpu). Unknown fields are ``None``."""
+        ...
+
+    @property
+    def bindings(self) -> Mapping[str, Fact]:
+        """The facts of the names bound at this point (``x``, ``self.fc``): the fact of a plain
+        name is its binding's. Read-only."""
         ...
 
     def is_tensor(self, expr: cst.CSTNode) -> bool:

@@ -68,3 +68,24 @@ def test_parent_and_statement_context():
     rule = Parents()
     analyze(cst.parse_module("if flag:\n    y = flag + 1\n"), [rule])
     assert rule.seen == [("If", "If"), ("BinaryOperation", "Assign")]
+
+
+def test_bindings_are_the_facts_of_the_names_bound_before_the_statement():
+    class Bindings:
+        code = "BINDINGS"
+
+        def __init__(self):
+            self.seen = []
+
+        def visit_Call(self, node, ctx):
+            if type(node.func) is cst.Name and node.func.value == "use":
+                arg = node.args[0].value
+                self.seen.append((sorted(k for k in ctx.bindings if k in ("x", "m", "y")),
+                                  ctx.bindings["m"].reduction is not None, ctx.bindings["m"] is ctx.fact(arg)))
+
+    rule = Bindings()
+    code = ("import torch\ndef f():\n    x = torch.zeros(2, 3)\n    m = x.sum(1)\n    use(m)\n"
+            "    y = use(m)\n")
+    analyze(cst.parse_module(code), [rule])
+    # `y` is bound only after the statement whose hooks run
+    assert rule.seen == [(["m", "x"], True, True), (["m", "x"], True, True)]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from itertools import compress, repeat
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Iterable, Iterator, Optional, Sequence
 
 import libcst as cst
 
@@ -20,8 +20,8 @@ from shapecheck.semantic.walk import child_nodes, walk
 from shapecheck.semantic.node_memo import NodeMemo
 
 __all__ = [
-    "branch_values", "declared_globals", "forget_indexes", "module_value", "side_assignments", "unchanged_between",
-    "value_before",
+    "branch_values", "call_bound_names", "declared_globals", "forget_indexes", "module_value", "side_assignments",
+    "unchanged_between", "value_before",
 ]
 
 
@@ -39,6 +39,7 @@ def forget_indexes() -> None:
     _SIDES.clear()
     _BINDERS.clear()
     _GLOBALS.clear()
+    _CALL_BOUND.clear()
 
 
 def _bound_names(stmt: cst.CSTNode) -> frozenset[str]:
@@ -120,6 +121,39 @@ def value_before(ctx, name: str, node: cst.CSTNode, at_module: bool = False) -> 
         return module_value(ctx, name)
     prior = _reaching_binder(path, name)
     return _plain_value(prior, name) if prior is not None else None
+
+
+#: per function (or module): the names some ``name = <call>`` assignment there binds
+_CALL_BOUND: NodeMemo[frozenset[str]] = NodeMemo(limit=4096)
+
+
+def call_bound_names(ctx) -> frozenset[str]:
+    """The names that an assignment of a call's result (``name = f(...)``, one name target) binds
+    anywhere in the function being checked (nested definitions included) or in a module-level
+    statement; for code outside any function, anywhere in the module. Every call
+    :func:`value_before` gives for a name is such an assignment's value, so a name not among
+    these has none."""
+    func = ctx.function
+    owner = func if func is not None else ctx.module
+    found = _CALL_BOUND.get(owner)
+    if found is None:
+        # the walk of a body without nested definitions is the one other passes share
+        nodes = walk(func.body) if func is not None else walk(owner)
+        names = _call_targets(n for node in nodes for n in (
+            (node, *walk(node, into_defs=True)) if type(node) is cst.FunctionDef or type(node) is cst.ClassDef
+            else (node,)))
+        if func is not None:
+            names |= _call_targets(small for stmt in ctx.module.body if type(stmt) is cst.SimpleStatementLine
+                                   for small in stmt.body)
+        found = _CALL_BOUND.put(owner, frozenset(names))
+    return found
+
+
+def _call_targets(nodes: Iterable[cst.CSTNode]) -> set[str]:
+    """The names the one-name assignments of a call's result among ``nodes`` bind."""
+    return {node.targets[0].target.value for node in nodes
+            if type(node) is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name
+            and type(node.value) is cst.Call}
 
 
 def branch_values(ctx, name: str, node: cst.CSTNode) -> list[tuple[cst.BaseExpression, str]]:

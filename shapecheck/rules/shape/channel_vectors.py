@@ -18,7 +18,7 @@ import libcst as cst
 
 from shapecheck.rules.helpers.calls import dotted_name
 from shapecheck.rules.helpers.messages import short
-from shapecheck.rules.shape.bound_values import value_before
+from shapecheck.rules.shape.bound_values import call_bound_names, value_before
 from shapecheck.semantic.eval.declared_numbers import rebound_names
 from shapecheck.semantic.syntax import CallArgs, all_params, self_attribute_targets
 from shapecheck.semantic.torch_api import NN_SHAPE_KEEPING_MODULES
@@ -224,7 +224,9 @@ def _shape_keeping_layer(ctx, class_def: cst.ClassDef, attr: str) -> bool:
 def _local_factory_sizes(ctx, expr: cst.BaseExpression) -> Optional[list[cst.BaseExpression]]:
     """The size arguments of the factory a local name was bound to just before (``b =
     torch.zeros(16)``, ``w = nn.Parameter(torch.randn(16, 3, 3, 3))``)."""
-    value = value_before(ctx, expr.value, expr, at_module=True) if type(expr) is cst.Name else None
+    if type(expr) is not cst.Name or expr.value not in call_bound_names(ctx):
+        return None  # the name holds no call's result here (a factory's least of all)
+    value = value_before(ctx, expr.value, expr, at_module=True)
     if type(value) is cst.Call and ctx.qualname(value.func) in _PARAMETER and value.args:
         value = value.args[0].value
     if type(value) is not cst.Call or ctx.qualname(value.func) not in _FACTORIES - {"torch.full"}:

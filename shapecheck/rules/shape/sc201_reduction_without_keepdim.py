@@ -85,7 +85,7 @@ def _reduction_held(ctx, expr: cst.BaseExpression) -> Optional[cst.BaseExpressio
     """The name of a reduction that the name ``expr`` holds with its shape, bound just before
     to an op of it that keeps it and still holding the same value: ``x_g`` for ``x_n`` after
     ``x_n = x_g / (x_g.mean(dim=1, keepdim=True) + eps)`` (global response norm)."""
-    if type(expr) is not cst.Name:
+    if type(expr) is not cst.Name or not _other_name_holds_reduction(ctx, expr.value):
         return None
     bound = value_before(ctx, expr.value, expr)
     if bound is None:
@@ -95,6 +95,13 @@ def _reduction_held(ctx, expr: cst.BaseExpression) -> Optional[cst.BaseExpressio
             or not unchanged_between(ctx, root.value, bound, expr):
         return None
     return root
+
+
+def _other_name_holds_reduction(ctx, name: str) -> bool:
+    """Whether a name bound now, other than ``name``, holds a reduction: the root that
+    :func:`_reduction_held` looks for is such a name (the fact of a name is its binding's), and
+    without one the costly search for the value ``name`` holds is not needed."""
+    return any(f.reduction is not None and key != name for key, f in ctx.bindings.items())
 
 
 def _twin_of_parent(ctx, other: cst.BaseExpression, red_fact, red: Reduction):

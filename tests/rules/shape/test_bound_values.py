@@ -6,7 +6,7 @@ from __future__ import annotations
 import libcst as cst
 
 from shapecheck.rules.shape.bound_values import (
-    branch_values, declared_globals, forget_indexes, module_value, value_before,
+    branch_values, call_bound_names, declared_globals, forget_indexes, module_value, value_before,
 )
 from shapecheck.semantic.walk import walk
 
@@ -104,3 +104,24 @@ def test_declared_globals_reads_every_global_statement_below_a_node():
     assert declared_globals(module) == frozenset({"a", "b", "c", "d"})
     assert declared_globals(module.body[0]) == frozenset({"a", "b", "c"})
     assert declared_globals(module.body[2]) == frozenset()
+
+
+def test_call_bound_names_are_the_names_a_call_result_is_assigned_to() -> None:
+    code = ("import torch\nW = torch.zeros(3)\nK = 2\ndef f(x, c):\n    a = torch.ones(3)\n    b = x\n"
+            "    if c:\n        d = g(x)\n    e, h = g(x)\n    def inner():\n        k = g(1)\n    use(a)\n"
+            "def other():\n    z = g(2)\n")
+    ctx, _ = _at(code, "a")
+    # the function's own (nested blocks and definitions too) and the module-level statements'
+    assert call_bound_names(ctx) == {"a", "d", "k", "W"}
+    module_ctx = _Ctx(ctx.module, None)
+    assert call_bound_names(module_ctx) == {"W", "a", "d", "k", "z"}
+
+
+def test_every_call_value_before_gives_is_bound_to_a_call_bound_name() -> None:
+    code = ("import torch\nW = torch.zeros(3)\ndef f(x, c):\n    a = torch.ones(3)\n    if c:\n"
+            "        use(a)\n        use(W)\n        use(x)\n")
+    for marker, bound in (("a", "torch.ones(3)"), ("W", "torch.zeros(3)"), ("x", None)):
+        ctx, name = _at(code, marker)
+        found = value_before(ctx, name.value, name, at_module=True)
+        assert (None if found is None else ctx.source(found)) == bound
+        assert (name.value in call_bound_names(ctx)) == (bound is not None)
