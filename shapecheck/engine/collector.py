@@ -18,10 +18,11 @@ from typing import Optional
 
 __all__ = ["GROWTH", "RunCollector"]
 
-#: net new objects tracked by the collector (allocated minus freed) that trigger a collection;
-#: a large model file allocates about two million while it is linted and frees all but a few
-#: thousand
-GROWTH = 1_000_000
+#: net new objects tracked by the collector (allocated minus freed) that trigger a collection.
+#: A model file allocates a million or two while it is linted and frees all but a few thousand;
+#: on 300 transformers files this collects 8 times, for the CPU time of a million (2 times) and
+#: 26 MB less peak memory (239 against 265 MB; the automatic collector's run peaked at 176-206 MB)
+GROWTH = 300_000
 
 
 class RunCollector:
