@@ -721,10 +721,6 @@ def _bind(spec: EinsumSpec, shapes: list) -> tuple:
             if d is not None and d != 1 and (cur is None or cur == 1):
                 source[lab] = k
             sizes[lab] = new
-    for t in spec.inputs:
-        for lab in t:
-            if lab != ELLIPSIS and lab not in sizes:
-                sizes[lab] = None
     ell, ell_known = _ellipsis_dims(spec, shapes, assigned)
     out: list = []
     rest_at = None
