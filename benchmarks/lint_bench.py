@@ -148,15 +148,15 @@ def bare_parse(files: list[str]) -> tuple[float, float, int]:
 
 
 def breakdown(files: list[str], package: str) -> dict:
-    """shapecheck's own time per phase, in this process: decode+parse, the walk, positions
-    (these only in files with findings, as the engine does)."""
-    import libcst
-
+    """shapecheck's own time per phase, in this process, each as the engine does it: the parse
+    (``parse_source``), the walk (given the file's text), positions (only in files with
+    findings); the checker is released after each file."""
     sys.path.insert(0, package)
     from shapecheck.engine.config import selected_rules  # the registry first, as the engine does
 
     rule_classes = selected_rules([])
     from shapecheck.engine import checker
+    from shapecheck.engine.parsing import parse_source
     from shapecheck.engine.positions import node_positions
     from shapecheck.engine.sources import decode_source
 
@@ -165,11 +165,12 @@ def breakdown(files: list[str], package: str) -> dict:
     for path in files:
         with open(path, "rb") as handle:
             data = handle.read()
+        text = decode_source(data).text
         t0 = time.process_time()
-        module = libcst.parse_module(decode_source(data).text)
+        module = parse_source(text)
         t1 = time.process_time()
         try:
-            ctx = checker.analyze(module, [cls() for cls in rule_classes])
+            ctx = checker.analyze(module, [cls() for cls in rule_classes], text)
         except Exception:  # the engine reports this as SC999; here it only costs the file
             totals["walk_crashes"] += 1
             continue
@@ -181,6 +182,7 @@ def breakdown(files: list[str], package: str) -> dict:
             totals["positions"] += time.process_time() - t2
             totals["files_with_findings"] += 1
             totals["findings"] += len(ctx.findings)
+        ctx.release()
     totals["rules"] = len(rule_classes)
     return totals
 
