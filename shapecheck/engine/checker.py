@@ -17,22 +17,18 @@ import libcst as cst
 from shapecheck.engine.contexts import context_findings, merge_context_findings
 from shapecheck.rules.api import Context
 from shapecheck.rules.base import Finding, Fix, Rule
-from shapecheck.rules.device.factory_calls import forget_aliases
 from shapecheck.rules.helpers.visit_memo import forget_visits
-from shapecheck.rules.shape.bound_values import forget_indexes
-from shapecheck.semantic.backward_saves import SaveRecord, forget_mentions
+from shapecheck.semantic.backward_saves import SaveRecord
 from shapecheck.semantic.call_arguments import passed_argument
 from shapecheck.semantic.branch_facts import Branch, under_branches
 from shapecheck.semantic.evaluator import Evaluator
-from shapecheck.semantic.config_sizes import forget_modules
-from shapecheck.semantic.dict_values import forget_dicts
 from shapecheck.semantic.evidence import forget_scans
 from shapecheck.semantic.facts import TENSOR, Fact
 from shapecheck.semantic.interpreter import Interpreter
 from shapecheck.semantic.model import SemanticModel
+from shapecheck.semantic.node_memo import forget_node_memos
 from shapecheck.semantic import callee_analysis  # noqa: F401  # registers the re-analysis of callees
 from shapecheck.semantic.read_only_params import read_only_parameters
-from shapecheck.semantic.walk import forget_walks
 from shapecheck.semantic.summaries import Definitions, Effects, ForeignModule, call_effects, parameter_of, resolve_call
 from shapecheck.shapes import Dim
 
@@ -55,15 +51,11 @@ def _hook_names(rule_class: type) -> tuple[str, ...]:
 
 def forget_memos() -> None:
     """Drop what the analysis remembers per syntax node outside any checker (walks, scans,
-    indexes): :meth:`Checker.release` does this once a file's findings are read."""
+    indexes, every :class:`~shapecheck.semantic.node_memo.NodeMemo`): :meth:`Checker.release`
+    does this once a file's findings are read."""
+    forget_node_memos()
     forget_scans()
-    forget_indexes()
-    forget_modules()
-    forget_dicts()
-    forget_mentions()
-    forget_walks()
     forget_visits()
-    forget_aliases()
 
 
 class Checker:

@@ -565,11 +565,6 @@ def mentions_backward(scope: cst.CSTNode) -> bool:
     return known
 
 
-def forget_mentions() -> None:
-    """Drop the answers of :func:`mentions_backward` for the file just linted."""
-    _MENTIONS.clear()
-
-
 def retains_graph(call: cst.Call) -> bool:
     """``backward(retain_graph=...)`` or ``create_graph=...`` (not ``False``/``None``): the graph
     stays for another backward pass."""

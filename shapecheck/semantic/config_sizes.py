@@ -209,12 +209,6 @@ def _index(module: cst.Module) -> _ModuleIndex:
 _INDEX: NodeMemo[_ModuleIndex] = NodeMemo(limit=0)
 
 
-def forget_modules() -> None:
-    """Drop what was read of the last file's module (its tree can then be freed)."""
-    _INDEX.clear()
-    _LAST.clear()
-
-
 def _constructed_sizes(module: cst.Module, class_def: cst.ClassDef) -> dict[str, int]:
     """:func:`constructed_sizes`, computed."""
     name = class_def.name.value

@@ -24,7 +24,7 @@ from shapecheck.semantic.facts import Fact, join
 from shapecheck.semantic.node_memo import NodeMemo
 from shapecheck.semantic.walk import child_nodes, walk as walk_nodes
 
-__all__ = ["dict_display", "forget_dicts", "held_values", "stored", "tracked_dicts", "unheld"]
+__all__ = ["dict_display", "held_values", "stored", "tracked_dicts", "unheld"]
 
 #: dict methods that neither store a value nor let one escape to code that could store one
 _READING_METHODS = frozenset({"get", "keys", "values", "items", "pop", "copy", "clear", "__contains__"})
@@ -201,12 +201,6 @@ def _own_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         yield part
         if type(part) is not cst.Name and type(part) is not cst.Parameters:
             yield from walk_nodes(part)
-
-
-def forget_dicts() -> None:
-    """Drop the scans of the file just linted (and the nodes they keep alive)."""
-    _TRACKED.clear()
-    _OUTER.clear()
 
 
 def held_values(model: Any, fact: Fact, owner: cst.BaseExpression) -> Optional[Fact]:

@@ -2,14 +2,20 @@
 
 A cache keyed by ``id(node)`` alone would be wrong once a tree is freed and a new node reuses the
 id, so every entry keeps its node and is returned only for that very node. A cache that reaches its
-limit starts again from empty (the trees of a run are linted one after another).
+limit starts again from empty (the trees of a run are linted one after another), and
+:func:`forget_node_memos` empties them all once a file is done, so that no memo keeps an earlier
+file's nodes alive.
 """
 
 from __future__ import annotations
 
+import weakref
 from typing import Generic, Hashable, Optional, TypeVar
 
 V = TypeVar("V")
+
+#: every memo made so far
+_MEMOS: "weakref.WeakSet[NodeMemo]" = weakref.WeakSet()
 
 
 class NodeMemo(Generic[V]):
@@ -19,6 +25,7 @@ class NodeMemo(Generic[V]):
         self._limit = limit
         #: keyed by ``id(node)`` alone, or by ``(id(node), *extra)``
         self._items: dict[Hashable, tuple[object, V]] = {}
+        _MEMOS.add(self)
 
     def get(self, node: object, *extra: Hashable) -> Optional[V]:
         """The value stored for ``node`` (and ``extra``), or ``None``."""
@@ -35,3 +42,9 @@ class NodeMemo(Generic[V]):
     def clear(self) -> None:
         """Forget every value (and the nodes they keep alive)."""
         self._items.clear()
+
+
+def forget_node_memos() -> None:
+    """Empty every :class:`NodeMemo`: the engine calls this when it releases a file."""
+    for memo in list(_MEMOS):
+        memo.clear()

@@ -184,12 +184,6 @@ def walk_once(node: cst.CSTNode, *, into_defs: bool = False) -> list[cst.CSTNode
     return _walk_list(node, into_defs)
 
 
-def forget_walks() -> None:
-    """Drop the nodes kept for the walks of the file just linted."""
-    for known in _WALKED:
-        known.clear()
-
-
 def _walk(node: cst.CSTNode, into_defs: bool) -> Iterator[cst.CSTNode]:
     get = _FIELDS.get
     leaves = _LEAVES

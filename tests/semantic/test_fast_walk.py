@@ -7,7 +7,8 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from shapecheck.semantic.walk import forget_walks, walk
+from shapecheck.semantic.node_memo import forget_node_memos
+from shapecheck.semantic.walk import walk
 
 REPO = Path(__file__).resolve().parents[2]
 KINDS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.BinaryOperation)
@@ -143,7 +144,7 @@ def test_walking_a_node_again_gives_the_same_nodes_in_the_same_order(into_defs):
         for _ in range(3):
             again = list(walk(root, into_defs=into_defs))
             assert len(again) == len(first) and all(a is b for a, b in zip(first, again))
-    forget_walks()
+    forget_node_memos()
     assert [id(n) for n in walk(module, into_defs=into_defs)] == [id(n) for n in walk(module, into_defs=into_defs)]
 
 
@@ -151,8 +152,8 @@ def test_walk_once_gives_what_walk_gives_and_remembers_nothing():
     from shapecheck.semantic.walk import walk_once
 
     module = cst.parse_module("def f(x, y=g(1)):\n    z = [a + b for a in x if a < (lambda q: q)(y)]\n    return z\n")
-    forget_walks()
+    forget_node_memos()
     for into_defs in (False, True):
         once = walk_once(module, into_defs=into_defs)
         assert [id(n) for n in once] == [id(n) for n in walk(module, into_defs=into_defs)]
-    forget_walks()
+    forget_node_memos()

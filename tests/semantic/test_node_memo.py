@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from shapecheck.semantic.node_memo import NodeMemo
+from shapecheck.engine.checker import analyze
+from shapecheck.engine.config import selected_rules
+from shapecheck.semantic.node_memo import NodeMemo, _MEMOS, forget_node_memos
 
 
 def test_a_value_is_returned_for_its_node_only():
@@ -38,3 +40,29 @@ def test_empty_values_are_kept():
     node = cst.parse_expression("a")
     memo.put(node, frozenset())
     assert memo.get(node) == frozenset()
+
+
+def test_forget_node_memos_empties_every_memo():
+    first, second = NodeMemo[int](), NodeMemo[int](limit=0)
+    node = cst.parse_expression("a")
+    first.put(node, 1)
+    second.put(node, 2)
+    forget_node_memos()
+    assert (first.get(node), second.get(node)) == (None, None)
+
+
+def test_a_released_file_leaves_no_node_of_it_in_any_memo():
+    source = (
+        "import torch\nfrom torch import nn\n\n"
+        "class Block(nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        h = self.helper(x)\n"
+        "        return h.transpose(1, 2).view(x.size(0), -1) / h.sum(1)\n\n"
+        "    def helper(self, x):\n"
+        "        return torch.relu(x) @ x\n"
+    )
+    module = cst.parse_module(source)
+    checker = analyze(module, [cls() for cls in selected_rules([])], source)
+    checker.release()
+    assert any(True for _ in _MEMOS)
+    assert all(not memo._items for memo in _MEMOS)

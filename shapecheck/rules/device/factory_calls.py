@@ -19,7 +19,7 @@ from shapecheck.semantic.syntax import all_params, dotted_name, sub_blocks
 from shapecheck.semantic.torch_api import FACTORIES
 from shapecheck.semantic.walk import walk
 
-__all__ = ["definition_parts", "factory_aliases", "forget_aliases", "may_call_factory", "may_make_here"]
+__all__ = ["definition_parts", "factory_aliases", "may_call_factory", "may_make_here"]
 
 _TORCH_FACTORIES = frozenset(f"torch.{name}" for name in FACTORIES)
 #: the compound statements whose blocks :func:`~shapecheck.semantic.syntax.sub_blocks` gives in full
@@ -28,11 +28,6 @@ _BLOCK_STATEMENTS = frozenset({cst.If, cst.For, cst.While, cst.With, cst.Try, cs
 
 #: the factory aliases of the modules met last (a rule asks once per function)
 _ALIASES: NodeMemo[frozenset[str]] = NodeMemo(limit=4)
-
-
-def forget_aliases() -> None:
-    """Drop the remembered aliases, and the modules they keep alive."""
-    _ALIASES.clear()
 
 
 def factory_aliases(module: cst.Module) -> frozenset[str]:

@@ -20,7 +20,7 @@ from shapecheck.semantic.walk import child_nodes, walk
 from shapecheck.semantic.node_memo import NodeMemo
 
 __all__ = [
-    "branch_values", "call_bound_names", "declared_globals", "forget_indexes", "module_value", "side_assignments",
+    "branch_values", "call_bound_names", "declared_globals", "module_value", "side_assignments",
     "unchanged_between", "value_before",
 ]
 
@@ -29,17 +29,6 @@ __all__ = [
 #: node in it. Rules ask for many names at many places of one function, so each is built once.
 _BOUND: NodeMemo[frozenset[str]] = NodeMemo(limit=50_000)
 _PATHS: NodeMemo[dict[int, list[tuple[Sequence[cst.CSTNode], int]]]] = NodeMemo(limit=4096)
-
-
-def forget_indexes() -> None:
-    """Drop the remembered paths and bound names (and the syntax trees they keep alive) once a
-    file is done."""
-    _BOUND.clear()
-    _PATHS.clear()
-    _SIDES.clear()
-    _BINDERS.clear()
-    _GLOBALS.clear()
-    _CALL_BOUND.clear()
 
 
 def _bound_names(stmt: cst.CSTNode) -> frozenset[str]:

@@ -6,8 +6,9 @@ from __future__ import annotations
 import libcst as cst
 
 from shapecheck.rules.shape.bound_values import (
-    branch_values, call_bound_names, declared_globals, forget_indexes, module_value, value_before,
+    branch_values, call_bound_names, declared_globals, module_value, value_before,
 )
+from shapecheck.semantic.node_memo import forget_node_memos
 from shapecheck.semantic.walk import walk
 
 
@@ -24,7 +25,7 @@ class _Ctx:
 
 def _at(code: str, marker: str) -> tuple[_Ctx, cst.Name]:
     """The context of the function holding the call ``use(<marker>)`` and the name passed to it."""
-    forget_indexes()
+    forget_node_memos()
     module = cst.parse_module(code)
     for function in walk(module, into_defs=True):
         if type(function) is not cst.FunctionDef:
