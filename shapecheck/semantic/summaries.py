@@ -328,7 +328,7 @@ def resolve_call(model: SemanticModel, call: cst.Call) -> Optional[Callee]:
         return None
     if type(func) is cst.Attribute:
         recv = func.value
-        if type(recv) is cst.Name and recv.value == "self" and _is_self(model):
+        if type(recv) is cst.Name and recv.value == "self" and is_self(model):
             class_def = model.class_def
             if class_def is None or class_def.name.value not in defs.classes:
                 return None
@@ -427,7 +427,7 @@ def forward_of(model: SemanticModel, class_name: Optional[str]) -> Optional[Call
     return Callee(fn, class_name) if fn is not None else None
 
 
-def _is_self(model: SemanticModel) -> bool:
+def is_self(model: SemanticModel) -> bool:
     """``self`` is the first parameter of the method being analysed (not a rebinding of it)."""
     fn = model.function
     if fn is None or model.class_def is None:

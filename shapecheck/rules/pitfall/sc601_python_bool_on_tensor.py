@@ -70,6 +70,8 @@ if (x > 0).all():             # or .any(): say which one you mean
         "    loss = F.nll_loss(output, target)\n    if loss > 0.5:\n        print(loss)\n",
         # a value that may be a NumPy array is no evidence of a tensor
         "import numpy as np\ndef f(x):\n    y = np.asarray(x)\n    if x.transpose(1, 2) > 0:\n        return y\n",
+        # `.type()` without a dtype returns the type's name, a string
+        "import torch\nw = torch.zeros(3, 4)\nif w.type() == 'torch.cuda.HalfTensor':\n    w = w.float()\n",
         # full reductions and .item() values are single numbers
         "import torch.nn as nn\nfc = nn.Linear(8, 4)\ndef f(x, best):\n    y = fc(x)\n    acc = y.sum().item()\n"
         "    if y.mean() > 0 and acc > best:\n        return True\n"

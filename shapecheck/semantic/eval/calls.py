@@ -16,7 +16,7 @@ from shapecheck.semantic.eval.tensor_methods import method_call
 from shapecheck.semantic.eval.torch_functions import qualified_call
 from shapecheck.semantic.facts import BOOL, FLOAT, INT, MODULE, STR, TENSOR, UNKNOWN, Fact
 from shapecheck.semantic.model import Signature
-from shapecheck.semantic.summaries import reanalyse, resolve_call
+from shapecheck.semantic.summaries import is_self, reanalyse, resolve_call
 from shapecheck.semantic.syntax import CallArgs, dotted_name
 from shapecheck.shapes import Dim, Shape
 
@@ -51,6 +51,8 @@ def _call(ev: Eval, expr: cst.Call) -> Fact:
         reanalysed = _reanalysed(ev, expr, recv)
         if reanalysed is not None:
             return reanalysed
+        if recv.kind is None and _own_object(ev, func.value):
+            return UNKNOWN  # `self.norm(x)`: a method of the class, not `Tensor.norm`
         return method_call(ev, recv, func.attr.value, expr, recv_expr=func.value)
     if type(func) is cst.Name:
         reanalysed = _reanalysed(ev, expr, None)
@@ -69,6 +71,16 @@ def _reanalysed(ev: Eval, expr: cst.Call, receiver: Optional[Fact]) -> Optional[
     returns, from a re-analysis of the callee with the facts of this call site."""
     callee = resolve_call(ev.model, expr)
     return reanalyse(ev, callee, expr, receiver) if callee is not None else None
+
+
+def _own_object(ev: Eval, expr: cst.BaseExpression) -> bool:
+    """``expr`` is ``self`` of the method being analysed, in a class whose bases are not a
+    tensor class: what it calls are that class's methods."""
+    if type(expr) is not cst.Name or expr.value != "self" or not is_self(ev.model):
+        return False
+    class_def = ev.model.class_def
+    assert class_def is not None
+    return not any((dotted_name(base.value) or "").endswith(("Tensor", "Parameter")) for base in class_def.bases)
 
 
 def _with_signature(ev: Eval, f: Fact, name: str, expr: cst.Call) -> Fact:

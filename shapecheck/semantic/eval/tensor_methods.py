@@ -78,6 +78,8 @@ _KEEPING = (
 @method(*_KEEPING)
 def keep(ev: Eval, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
     """Ops that keep shape and layout: clone, elementwise unary ops, casts, device moves."""
+    if name == "type" and not args.pos and not args.kw and not args.starred:
+        return Fact(kind=STR) if x.kind == TENSOR else UNKNOWN  # `x.type()`: 'torch.FloatTensor'
     if name in SAME_STORAGE_METHODS or name.endswith("_"):
         how = SAME_STORAGE  # the same tensor (or a view of it): the layout does not change
     elif name in SELF_IF_UNCHANGED_METHODS:
