@@ -13,7 +13,7 @@ from shapecheck.rules.device.function_scan import FunctionSyntax, scan_syntax
 from shapecheck.rules.device.helper_results import placing_tensor, returned_factories, returned_items, tested
 from shapecheck.rules.device.input_attributes import container_annotation, input_attribute
 from shapecheck.rules.device.method_inputs import Feeds, fed_layer, record_feed
-from shapecheck.rules.device.moved_values import moved_module, moved_to
+from shapecheck.rules.device.moved_values import Moved, moved_module, moved_to
 from shapecheck.rules.device.operands import same_device_operands
 from shapecheck.rules.device.placement import DEVICE_WORDS, known_device, placed_note, placed_place
 from shapecheck.rules.helpers import fix_safety
@@ -393,8 +393,14 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
         "        super().__init__()\n        self.fc = nn.Linear(4, 4)\n    def forward(self, x):\n"
         "        return self.fc(x) + torch.ones(4)\nwith torch.device('meta'):\n    model = Net()\n"
         "out = model(torch.randn(2, 4))\n",
+        # the `.to` moves the concatenation: the `bins` it reads is the parameter, unmoved
+        "import torch\ndef bin2freq(x, f0_min, bins):\n"
+        "    bins = torch.cat([torch.tensor([f0_min]), bins]).to(x.device)\n    return (x * bins).sum(-1)\n",
     )
     invalid = (
+        # the `x` the concatenation reads is the one moved on the line before
+        "import torch\ndef pad(x, device):\n    x = x.to(device)\n"
+        "    x = torch.cat([torch.zeros(1), x])  # <--\n    return x\n",
         # a tensor that the input object holds (a DETR-style NestedTensor) is where the input is
         "import torch\nimport torch.nn as nn\nclass Pos(nn.Module):\n"
         "    def forward(self, tensor_list: NestedTensor):\n        mask = tensor_list.mask\n"
@@ -510,6 +516,9 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
         self._held: dict[tuple[int, str], cst.Attribute] = {}
         # local names bound to a tensor moved to a device the function names (`real = x.to(device)`)
         self._moved: dict[tuple[int, str], str] = {}
+        # an assignment's changes to `_moved`, which count from the next statement on (its value
+        # reads the names as they were): the assignment, the names it rebinds, the names it moves
+        self._staged_moves: Optional[tuple[cst.Assign, list[tuple[int, str]], Moved]] = None
         # unannotated parameters used as tensors, by function
         self._evidence_params: dict[int, frozenset[str]] = {}
         self._buffer_names: dict[int, tuple[cst.ClassDef, frozenset[str]]] = {}
@@ -526,6 +535,17 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
         """Take the layers that the plain walk of the file saw methods feed (a call-site context
         walks one function only)."""
         self._feeds = plain._feeds
+
+    def _moves(self, ctx) -> Moved:
+        """The names moved to a device before the statement being analysed: the changes of the
+        assignment before it are applied once the walk has left it."""
+        staged = self._staged_moves
+        if staged is not None and ctx.statement is not staged[0]:
+            self._staged_moves = None
+            for key in staged[1]:
+                self._moved.pop(key, None)
+            self._moved.update(staged[2])
+        return self._moved
 
     def _in_scope(self, ctx) -> bool:
         """True inside a function that has a tensor parameter: ``forward`` of an ``nn.Module``
@@ -616,14 +636,17 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
             return
         ints = self._ints.setdefault(id(function), set())
         held = self._held_root(ctx, node.value, id(function)) if ctx.in_forward else None
-        moved = moved_to(ctx, node.value, self._moved, id(function))
+        moved = moved_to(ctx, node.value, self._moves(ctx), id(function))
+        rebound: list[tuple[int, str]] = []
+        moves: Moved = {}
+        self._staged_moves = (node, rebound, moves)
         for target in node.targets:
             names = [target.target] if type(target.target) is cst.Name else [
                 e.value for e in getattr(target.target, "elements", ()) if type(e.value) is cst.Name
             ]
             for name in names:
                 self._held.pop((id(function), name.value), None)
-                self._moved.pop((id(function), name.value), None)
+                rebound.append((id(function), name.value))
             unpacks_shape = type(node.value) is cst.Attribute and node.value.attr.value == "shape"
             for name in names:
                 if _is_size_int(node.value) or (unpacks_shape and name is not target.target) \
@@ -639,7 +662,7 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
                 if held is not None:
                     self._held[key] = held
                 if moved is not None:
-                    self._moved[key] = moved
+                    moves[key] = moved
                 made = self._factory(node.value, function, ctx)
                 if made is not None:
                     self._factories[key] = made
@@ -683,7 +706,7 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
         method = method_call(call)
         if method is not None and method[1] == "load_state_dict" and type(method[0]) is cst.Name \
                 and any(a.keyword is not None and a.keyword.value == "assign" for a in call.args):  # type: ignore[attr-defined]
-            self._moved.pop((id(ctx.function), method[0].value), None)
+            self._moves(ctx).pop((id(ctx.function), method[0].value), None)
 
     def visit_Return(self, node: cst.Return, ctx) -> None:
         """A ``return`` of a factory result without ``device=`` in a function whose other ``return``
@@ -760,7 +783,7 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
         if not self._in_scope(ctx) or self._makes_none(ctx, ctx.function):
             return
         function = ctx.function
-        device = moved_module(ctx, node, self._moved, id(function))
+        device = moved_module(ctx, node, self._moves(ctx), id(function))
         callee = ctx.fact(node.func)
         if device is None or known_device(callee) is not None:
             return  # where the module is known, SC401 speaks
@@ -1038,7 +1061,7 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
         for operand in operands:
             if any(operand is op for op, _ in made):
                 continue
-            device = moved_to(ctx, operand, self._moved, id(scope.function))
+            device = moved_to(ctx, operand, self._moves(ctx), id(scope.function))
             fact = ctx.fact(operand)
             if device is None or fact.kind not in (TENSOR, None) or known_device(fact) is not None:
                 continue
