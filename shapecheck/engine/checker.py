@@ -17,6 +17,7 @@ import libcst as cst
 from shapecheck.engine.contexts import context_findings, merge_context_findings
 from shapecheck.rules.api import Context
 from shapecheck.rules.base import Finding, Fix, Rule
+from shapecheck.rules.helpers.size_guards import guaranteed
 from shapecheck.rules.helpers.visit_memo import forget_visits
 from shapecheck.semantic.backward_saves import SaveRecord
 from shapecheck.semantic.call_arguments import passed_argument
@@ -166,7 +167,11 @@ class RuleContext:
     def report(self, node: cst.CSTNode, message: str, *, fix: Optional[Fix] = None,
                offset: Optional[tuple[int, int]] = None, condition: Optional[str] = None,
                related: Sequence[tuple[cst.CSTNode, str]] = ()) -> None:
-        """Report a diagnostic of the rule whose hook is running, at ``node``."""
+        """Report a diagnostic of the rule whose hook is running, at ``node``; a finding whose
+        exception (``condition``) the tests around it guarantee is dropped
+        (:mod:`~shapecheck.rules.helpers.size_guards`)."""
+        if condition is not None and guaranteed(self, condition):
+            return
         checker = self._checker
         checker.findings.append(Finding(checker.current_code, node, message, fix, offset, condition, tuple(related)))
 

@@ -96,6 +96,12 @@ z = torch.zeros(max(n - 4, 0))
         "def f(a):\n    return a.reshape(-2)  # NumPy reads any negative size as -1\n",
         "def f(x, g):\n    b, c, h, w = x.shape\n    return x.view(b, g, c // g, h, w), x.view(b, c * h * w)\n",
         "def f(x, n):\n    b, c, h, w = x.shape\n    return x.view(b, n), x.view(b, c, -1), x.reshape(b * c, h * w)\n",
+        # the test says `kernel` is 1: the one size for which the view holds
+        "def fast_conv(conv, x):\n    chout, chin, kernel = conv.weight.shape\n    if kernel == 1:\n"
+        "        return conv.weight.view(chout, chin) @ x\n    return conv(x)\n",
+        # `self.norm` is the class's own callable, not `Tensor.norm` (whose result has shape ())
+        "class Prep:\n    def __init__(self, norm):\n        self.norm = norm\n\n"
+        "    def __call__(self, x):\n        return self.norm(x).view(-1, 3, 112, 112)\n",
     )
     invalid = (
         "import torch\nx = torch.arange(6)\ny = x.view(4, 2)  # <--\n",
