@@ -11,7 +11,7 @@ from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.messages import short
 from shapecheck.rules.shape.bound_values import branch_values, side_assignments
 from shapecheck.rules.helpers.operators import COMPARISON_OPERATORS
-from shapecheck.semantic.facts import MODULE, TENSOR, TUPLE
+from shapecheck.semantic.facts import MODULE, TENSOR, TUPLE, DtypeKind, Fact
 from shapecheck.semantic.torch_api import (
     ELEMENTWISE_BINARY, MATRIX_PRODUCTS, REDUCTIONS, SHAPE_KEEPING_UNARY, VALUES_INDICES_OPS,
 )
@@ -27,6 +27,15 @@ _SEQUENCE_FUNCTIONS = frozenset({"cat", "concat", "concatenate", "stack", "hstac
 #: Tensor methods whose positional arguments must be tensors (or numbers)
 _TENSOR_ARGUMENT_METHODS = (ELEMENTWISE_BINARY | MATRIX_PRODUCTS
                             | {"view_as", "expand_as", "reshape_as", "type_as", "masked_fill", "where"})
+
+
+def _reduction_pair(fact: Fact) -> bool:
+    """``fact`` is the pair a reduction with a dim returns (its elements know their reduction, or
+    the second holds integer indices: ``sort``, ``topk``), not another tuple (an LSTM's state, a
+    layer's several outputs)."""
+    elems = fact.elems or ()
+    return fact.kind == TUPLE and (any(e.reduction is not None for e in elems)
+                                   or len(elems) == 2 and elems[1].dtype_kind == DtypeKind.INT)
 
 
 @register
@@ -65,6 +74,12 @@ scores = best * 2
 """
     valid = (
         "import torch\nx = torch.randn(4, 5)\nbest, idx = torch.max(x, dim=1)\ny = best * 2\n",
+        # an LSTM's `(h, c)` state is a tuple, but not a reduction's pair (and a GRU's is a tensor)
+        "import torch.nn as nn\nclass Rnn(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.rnn = nn.LSTM(4, 8)\n        self.hidden = None\n    def forward(self, x):\n"
+        "        x, h = self.rnn(x, self.hidden)\n        if isinstance(h, tuple):\n"
+        "            self.hidden = tuple(t.detach() for t in h)\n        else:\n"
+        "            self.hidden = h.detach()\n        return x\n",
         "import torch\nx = torch.randn(4, 5)\ny = torch.max(x, dim=1).values * 2\n",
         "import torch\nx = torch.randn(4, 5)\ny = torch.max(x) * 2\n",
         "import torch\nx = torch.randn(4, 5)\ny = torch.max(x, dim=1)[0] + 1\n",
@@ -115,7 +130,7 @@ scores = best * 2
     def visit_Assign(self, node: cst.Assign, ctx) -> None:
         """Remember a pair bound to a name, for a use after an ``if`` whose one side bound it."""
         if len(node.targets) == 1 and type(node.targets[0].target) is cst.Name and ctx.function is not None \
-                and id(node) in side_assignments(ctx.function) and ctx.fact(node.value).kind == TUPLE:
+                and id(node) in side_assignments(ctx.function) and _reduction_pair(ctx.fact(node.value)):
             if len(self._pair_values) > 4096:
                 self._pair_values.clear()
             self._pair_values[id(node.value)] = node.value
@@ -139,8 +154,7 @@ scores = best * 2
         return True
 
     def _flag(self, node, ctx, expr) -> bool:
-        f = ctx.fact(expr)
-        if f.kind != TUPLE:
+        if not _reduction_pair(ctx.fact(expr)):
             return False  # a pair on one side of an `if` is only read where it is passed on
         if not self._first(ctx, expr):
             return True
@@ -173,8 +187,7 @@ scores = best * 2
                     type(index.value) is cst.Ellipsis
                     or (type(index.value) is cst.Name and index.value.value == "None"))):
                 return
-        f = ctx.fact(node.value)
-        if f.kind != TUPLE or not self._first(ctx, node.value):
+        if not _reduction_pair(ctx.fact(node.value)) or not self._first(ctx, node.value):
             return
         ctx.report(node, f"`{short(ctx, node.value)}` is the (values, indices) pair that a reduction with a "
                          f"dim returns, not a tensor: indexing it as a tensor (several axes, `...` or `None`) "
@@ -205,8 +218,7 @@ scores = best * 2
                 if module.kind == MODULE and module.qual is not None and module.qual.startswith("torch.nn."):
                     candidates = positional  # a layer's input, a loss's prediction and target
         for expr in candidates:
-            f = ctx.fact(expr)
-            if f.kind == TUPLE and self._first(ctx, expr):
+            if _reduction_pair(ctx.fact(expr)) and self._first(ctx, expr):
                 ctx.report(expr, f"`{short(ctx, expr)}` is the (values, indices) pair that a reduction with a "
                                  f"dim returns, not a tensor: passing it to `{short(ctx, node.func)}` raises "
                                  f"TypeError; unpack it or use `.values`")
