@@ -12,12 +12,24 @@ from shapecheck.rules.pitfall.appended_lists import local_append, only_appended,
 from shapecheck.rules.helpers.element_count import several_elements_of
 from shapecheck.rules.helpers.messages import short
 from shapecheck.rules.helpers.tensors import tensor_fact
+from shapecheck.semantic.facts import BOOL, FLOAT, INT, TENSOR
+from shapecheck.semantic.syntax import is_number
 
 #: what building a tensor from a list of tensors with several elements raises, by constructor
 _CONSTRUCTORS = {
     "torch.tensor": "ValueError", "torch.as_tensor": "ValueError", "torch.Tensor": "ValueError",
     "torch.FloatTensor": "ValueError", "torch.DoubleTensor": "ValueError", "torch.LongTensor": "TypeError",
 }
+def _flat(arg: cst.List, ctx) -> bool:
+    """torch reads ``arg`` as a list of scalars: it takes the number of dims from the first element
+    at each level, so when the first element is a number or a tensor, every element must be one
+    number; when it is a list (``[[0, 1], t]``), a tensor further on is read row by row like it."""
+    first = arg.elements[0] if arg.elements else None
+    if type(first) is not cst.Element:
+        return False
+    return ctx.fact(first.value).kind in (TENSOR, INT, FLOAT, BOOL) or is_number(first.value)
+
+
 @register
 class ListOfTensor(Rule):
     """SC604: `list(t)` on a 1-D tensor gives 0-dim tensors, not numbers."""
@@ -58,6 +70,8 @@ all_out = torch.stack(outputs)
 ```
 """
     valid = (
+        # the first element is a list: torch reads three dims, and the tensor row by row
+        "import torch\nmasks = torch.tensor([[[False, True], [True, False]], torch.zeros(2, 2)])\n",
         "import torch\nt = torch.tensor([1, 2, 3])\nids = t.tolist()\n",
         "import torch\nt = torch.randn(2, 3)\nrows = list(t)\n",
         "import torch\nshape = list(torch.randn(2, 3).shape)\n",
@@ -139,6 +153,8 @@ all_out = torch.stack(outputs)
         """The tensors of several elements the list ``arg`` holds: ``(where, name, described, condition)``;
         a comprehension written as the argument only with ``written`` (its element is walked later)."""
         if type(arg) is cst.List:
+            if not _flat(arg, ctx):
+                return
             for e in arg.elements:
                 if type(e) is cst.Element:
                     name = short(ctx, e.value)
