@@ -66,6 +66,10 @@ loss = F.cross_entropy(logits, target)    # the loss on the scores
 ```
 """
     valid = (
+        # under no_grad the loss is a metric, logged only (DETR's cardinality error)
+        "import torch\nimport torch.nn.functional as F\n@torch.no_grad()\ndef cardinality(logits, lengths):\n"
+        "    pred = (logits.argmax(-1) != logits.shape[-1] - 1).sum(1)\n"
+        "    return F.l1_loss(pred.float(), lengths.float())\n",
         "import torch\nimport torch.nn.functional as F\nlogits = torch.randn(4, 3, requires_grad=True)\n"
         "target = torch.tensor([0, 2, 1, 0])\nloss = F.cross_entropy(logits, target)\nloss.backward()\n",
         "import torch\nimport torch.nn.functional as F\nlogits = torch.randn(4, 3, requires_grad=True)\n"
@@ -172,7 +176,8 @@ loss = F.cross_entropy(logits, target)    # the loss on the scores
         prediction = self._prediction(node, ctx)
         if prediction is not None:
             source = self._source(prediction, ctx)
-            if source is not None and DETACHED not in source:  # a detached copy as a loss input: a metric
+            # a detached copy as a loss input, or a loss computed with grad off: a metric
+            if source is not None and DETACHED not in source and ctx.grad_enabled is not False:
                 ctx.report(
                     node,
                     f"the loss input `{short(ctx, prediction)}` comes from {source}, which has "
