@@ -103,9 +103,13 @@ class Binder:
                 if cur.mapped is not None and type(target.value) is cst.Name:
                     self.set(owner, cur.with_(mapped=stored(cur.mapped, value)))  # `out[k] = v`
                     return
-                if cur.kind == TENSOR and value.kind == TENSOR and value.grad in (LEAF_REQUIRES_GRAD, NON_LEAF) \
-                        and cur.grad == NO_GRAD and self.model.grad_enabled:
-                    self.set(owner, cur.with_(grad=NON_LEAF))
+                if cur.kind == TENSOR and cur.grad == NO_GRAD and value.kind in (TENSOR, None) \
+                        and self.model.grad_enabled is not False:
+                    # `outputs[t] = output`: the tensor written joins the graph of what is written in
+                    if value.grad in (LEAF_REQUIRES_GRAD, NON_LEAF) and self.model.grad_enabled:
+                        self.set(owner, cur.with_(grad=NON_LEAF))
+                    elif value.grad is None or value.grad in (LEAF_REQUIRES_GRAD, NON_LEAF):
+                        self.set(owner, cur.with_(grad=None))
             return
         if tp is cst.StarredElement:
             self.bind(target.value, fresh())  # type: ignore[attr-defined]

@@ -66,6 +66,19 @@ loss = F.cross_entropy(logits, target)    # the loss on the scores
 ```
 """
     valid = (
+        # decoder steps written into a zeros buffer: the buffer joins their graph (seq2seq)
+        "import torch\nimport torch.nn as nn\nclass Dec(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.fc = nn.Linear(4, 4)\n    def forward(self, x):\n"
+        "        return self.fc(x)\nclass Seq(nn.Module):\n    def __init__(self, dec, device):\n"
+        "        super().__init__()\n        self.dec = dec\n        self.device = device\n"
+        "    def forward(self, src, n):\n        outputs = torch.zeros(n, 2, 4).to(self.device)\n"
+        "        for t in range(1, n):\n            outputs[t] = self.dec(src)\n        return outputs\n"
+        "def train_fn(model, loader, optimizer, criterion, device):\n    for src, trg in loader:\n"
+        "        optimizer.zero_grad()\n        output = model(src.to(device), 5)\n"
+        "        loss = criterion(output.view(-1, 4), trg.view(-1))\n        loss.backward()\n"
+        "        optimizer.step()\n"
+        "device = torch.device('cpu')\nmodel = Seq(Dec(), device).to(device)\n"
+        "train_fn(model, [], torch.optim.SGD(model.parameters(), lr=0.1), nn.CrossEntropyLoss(), device)\n",
         # under no_grad the loss is a metric, logged only (DETR's cardinality error)
         "import torch\nimport torch.nn.functional as F\n@torch.no_grad()\ndef cardinality(logits, lengths):\n"
         "    pred = (logits.argmax(-1) != logits.shape[-1] - 1).sum(1)\n"
