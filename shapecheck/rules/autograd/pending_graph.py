@@ -41,11 +41,15 @@ class _Scope:
         self.backwards: list[tuple[int, list[cst.BaseExpression]]] = []
         self.returns: list[tuple[int, list[cst.BaseExpression]]] = []
         self.loops: list[tuple[int, ...]] = []
+        #: the assignments that bind a new leaf (see :func:`_new_leaf`)
+        self.leaves: set[int] = set()
         for stmt, loops in _statements(body, ()):
             index = len(self.reads)
             self.order[id(stmt)] = index
             self.loops.append(loops)
             self.reads.append(_reads_of(stmt))
+            if type(stmt) is cst.Assign and _new_leaf(stmt.value):
+                self.leaves.add(index)
             for name in _targets_of(stmt):
                 self.assigned.setdefault(name, []).append(index)
             if type(stmt) is cst.Return and stmt.value is not None:
@@ -87,22 +91,24 @@ class _Scope:
         """The statements before ``back`` the roots' values come from (the backward's own
         statement included: ``criterion(model(x), y).backward()``)."""
         found = {back}
-        names = set().union(*(names_read(r) for r in roots))
-        seen: set[str] = set()
+        reads = {(name, back) for r in roots for name in names_read(r)}
+        seen: set[tuple[str, int]] = set()
         for _ in range(_DEPTH):
-            fresh: set[str] = set()
-            for name in names - seen:
-                seen.add(name)
+            fresh: set[tuple[str, int]] = set()
+            for name, reader in reads - seen:
+                seen.add((name, reader))
                 for target, places in self.assigned.items():
                     if name != target and not name.startswith(target + "."):
                         continue
+                    # a new leaf bound to the name before the read hides what the name held before it
+                    start = max((p for p in places if p < reader and p in self.leaves), default=-1)
                     for place in places:
-                        if place < back and place not in found:
+                        if start <= place < back and place not in found:
                             found.add(place)
-                            fresh |= self.reads[place]
+                            fresh |= {(read, place) for read in self.reads[place]}
             if not fresh - seen:
                 break
-            names = fresh
+            reads = fresh
         return found
 
 
@@ -149,12 +155,31 @@ def _reads_of(stmt: cst.CSTNode) -> set[str]:
     """The dotted names a statement (or header) reads: of an assignment, those its value reads."""
     names: set[str] = set()
     value = getattr(stmt, "value", None) if type(stmt) in (cst.Assign, cst.AnnAssign) else None
+    if value is not None and _new_leaf(value):
+        return names  # no gradient flows back into what a new leaf is made from
     for node in _header_nodes(stmt) if value is None else (value, *walk(value)):
         if type(node) in (cst.Name, cst.Attribute):
             dotted = dotted_name(node)
             if dotted is not None:
                 names.add(dotted)
     return names
+
+
+def _new_leaf(value: cst.BaseExpression) -> bool:
+    """``value`` is a new leaf tensor that requires grad, made from the values it reads:
+    ``Variable(x, requires_grad=True)`` (WGAN-GP's interpolate), ``x.requires_grad_()``,
+    ``nn.Parameter(x)``."""
+    if type(value) is not cst.Call:
+        return False
+    method = method_call(value)
+    if method is not None and method[1] == "requires_grad_":
+        return True
+    name = (dotted_name(value.func) or "").split(".")[-1]
+    if name == "Parameter":
+        return True
+    return name == "Variable" and any(
+        a.keyword is not None and a.keyword.value == "requires_grad" and type(a.value) is cst.Name
+        and a.value.value == "True" for a in value.args)
 
 
 def _targets_of(stmt: cst.CSTNode) -> list[str]:

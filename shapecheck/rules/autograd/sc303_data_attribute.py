@@ -72,6 +72,16 @@ def train_step(model, x, y, optimizer):
 ```
 """
     valid = (
+        # WGAN-GP: the interpolate is cut from both graphs on purpose and made a new leaf
+        "import torch\nimport torch.nn as nn\nfrom torch.autograd import Variable, grad\n"
+        "G = nn.Linear(8, 4)\nD = nn.Linear(4, 1)\ndef penalty(netD, real, fake):\n"
+        "    alpha = torch.rand(real.size(0), 1)\n"
+        "    interpolated = alpha * real.data + (1 - alpha) * fake.data\n"
+        "    interpolated = Variable(interpolated, requires_grad=True)\n    prob = netD(interpolated)\n"
+        "    g = grad(outputs=prob, inputs=interpolated, grad_outputs=torch.ones(prob.size()), create_graph=True)[0]\n"
+        "    return ((g.norm(2, dim=1) - 1) ** 2).mean()\n"
+        "def step(real, z):\n    fake = G(z)\n"
+        "    loss = D(fake).mean() - D(real).mean() + penalty(D, real, fake)\n    loss.backward()\n",
         "import torch\nw = torch.randn(3, requires_grad=True)\nwith torch.no_grad():\n    w.mul_(0.5)\n",
         "import torch\nclass Batch:\n    data = [1, 2]\nb = Batch()\nprint(b.data)\n",
         "import torch\ndef load(dataset):\n    return dataset.data\n",
