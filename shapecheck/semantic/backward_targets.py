@@ -23,8 +23,9 @@ WRAPPER_ONLY = ("manual_backward",)
 
 def method_backward_start(call: cst.Call, fact: Callable[[cst.BaseExpression], Fact]) -> Optional[cst.BaseExpression]:
     """The tensor the method call ``call`` back-propagates from: the receiver of
-    ``t.backward(...)``, the argument of a wrapper's ``w.backward(loss)`` or
-    ``self.manual_backward(loss)``; ``None`` when ``call`` is no such method call."""
+    ``t.backward(...)`` (a receiver of unknown kind when it is a call's result, or when nothing is
+    passed), the argument of a wrapper's ``w.backward(loss)`` or ``self.manual_backward(loss)``;
+    ``None`` when ``call`` is no such method call."""
     func = call.func
     if type(func) is not cst.Attribute:
         return None
@@ -36,5 +37,7 @@ def method_backward_start(call: cst.Call, fact: Callable[[cst.BaseExpression], F
     receiver = fact(func.value)
     if not args or (receiver.kind == TENSOR and receiver.grad is not None):
         return func.value
+    if type(func.value) is cst.Call:
+        return func.value  # `Fn.apply(x).backward(grad)`: a wrapper is an object, not a call's result
     return args[0]
 

@@ -182,6 +182,9 @@ For two backward passes through one graph, pass `retain_graph=True` to the first
 losses and call `backward()` once.
 """
     valid = (
+        # `.backward(g)` on a call's result starts from that result: `g` is the upstream gradient
+        "import torch\ndef check(fn, x):\n    g = torch.randn(3, requires_grad=True).double()\n"
+        "    fn.apply(x).backward(g)\n    fn.apply(x).backward(g)\n",
         "def train(model, loader, loss_fn, optimizer):\n    for x, y in loader:\n        optimizer.zero_grad()\n"
         "        loss = loss_fn(model(x), y)\n        loss.backward()\n        optimizer.step()\n",
         "def train(model, loader, loss_fn, optimizer, accum=4):\n    for i, (x, y) in enumerate(loader):\n"
