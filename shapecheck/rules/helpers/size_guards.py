@@ -80,13 +80,13 @@ def _several_dims(ctx, tensor: str) -> bool:
 
 
 def _equalities(ctx, test: cst.BaseExpression) -> Iterator[frozenset[str]]:
-    """The pairs ``test`` states equal, as written without spaces: ``a == b`` and each part of an
-    ``and``."""
+    """The pairs ``test`` states equal, as written without spaces: ``a == b``, every two sides of
+    ``a == b == c``, and each part of an ``and``."""
     if type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
         yield from _equalities(ctx, test.left)
         yield from _equalities(ctx, test.right)
-    elif type(test) is cst.Comparison and len(test.comparisons) == 1 \
-            and type(test.comparisons[0].operator) is cst.Equal:
-        left = "".join(ctx.source(test.left).split())
-        right = "".join(ctx.source(test.comparisons[0].comparator).split())
-        yield frozenset((left, right))
+    elif type(test) is cst.Comparison and all(type(c.operator) is cst.Equal for c in test.comparisons):
+        sides = ["".join(ctx.source(e).split()) for e in (test.left, *(c.comparator for c in test.comparisons))]
+        for i, one in enumerate(sides):  # `C == chunk_size == C_`: every two of them are equal
+            for other in sides[i + 1:]:
+                yield frozenset((one, other))

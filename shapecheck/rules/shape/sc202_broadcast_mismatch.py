@@ -150,6 +150,10 @@ c = a + b[:, None]  # (2, 3) + (2, 1)
 ```
 """
     valid = (
+        # the assert says the two chunk sizes are equal (mamba's reference segsum)
+        "import torch\ndef segsum(dSSdA, dA_cs, chunk_size):\n    B, H, nchunks, C, C_ = dSSdA.shape\n"
+        "    assert C == chunk_size == C_\n    seg = dA_cs.view(B, H, nchunks, C)\n"
+        "    seg = seg[..., :, None] - seg[..., None, :]\n    return dSSdA.permute([0, 1, 2, 4, 3]) * torch.exp(seg)\n",
         "import torch\na = torch.zeros(2, 3)\nb = torch.zeros(3)\nc = a + b\n",
         "import torch\na = torch.zeros(2, 3)\nb = torch.zeros(2)\nc = a + b[:, None]\n",
         "import torch\na = torch.zeros(2, 1, 4)\nb = torch.zeros(5, 1)\nc = a * b\n",

@@ -30,6 +30,7 @@ def test_the_unguarded_view_names_its_exception():
     f"    if x is None and kernel == 1:\n        return {VIEW}\n",
     f"    if x is None:\n        pass\n    elif kernel == 1:\n        return {VIEW}\n",
     f"    assert kernel == 1\n    return {VIEW}\n",
+    f"    assert chout > 0 and kernel == 1 == len(x)\n    return {VIEW}\n",
     f"    while kernel == 1:\n        return {VIEW}\n",
 ])
 def test_a_test_or_assert_that_states_the_exception_guarantees_it(body):
