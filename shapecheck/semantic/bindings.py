@@ -108,7 +108,7 @@ class Binder:
                     # `outputs[t] = output`: the tensor written joins the graph of what is written in
                     if value.grad in (LEAF_REQUIRES_GRAD, NON_LEAF) and self.model.grad_enabled:
                         self.set(owner, cur.with_(grad=NON_LEAF))
-                    elif value.grad is None or value.grad in (LEAF_REQUIRES_GRAD, NON_LEAF):
+                    elif value.grad != NO_GRAD:
                         self.set(owner, cur.with_(grad=None))
             return
         if tp is cst.StarredElement:

@@ -75,7 +75,8 @@ def _several_dims(ctx, tensor: str) -> bool:
     """The facts give the name ``tensor`` (an expression as written: not followed) two dims or more."""
     if not tensor.isidentifier():
         return True
-    shape = ctx.fact(cst.Name(tensor)).shape
+    bound = ctx.bindings.get(tensor)
+    shape = bound.shape if bound is not None else None
     return shape is not None and (len(shape.dims) >= 2 if shape.rank is None else shape.rank >= 2)
 
 
