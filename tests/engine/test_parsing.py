@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import libcst as cst
 import pytest
 
-from shapecheck.engine.parsing import parse_source
+from shapecheck.engine.parsing import _storing_constructor, parse_source
 
 SOURCES = [
     "x = 1\n",
@@ -34,3 +36,42 @@ def test_same_error_and_validation_restored() -> None:
     with pytest.raises(cst.CSTValidationError):
         cst.Name("")
     assert "__post_init__" in cst.CSTNode.__dict__
+
+
+def test_every_example_parses_to_libcsts_tree() -> None:
+    """The examples (real model code and training scripts) parse to libcst's own tree."""
+    paths = sorted(Path(__file__).resolve().parents[2].joinpath("examples").rglob("*.py"))
+    assert paths
+    for path in paths:
+        text = path.read_text(encoding="utf-8")
+        assert parse_source(text).deep_equals(cst.parse_module(text)), path
+
+
+def test_storing_constructor_keeps_signature_and_defaults() -> None:
+    """A storing constructor fills omitted fields from the dataclass defaults and factories
+    (each default made anew), and takes fields by position as the dataclass one does."""
+    comma = cst.Comma.__new__(cst.Comma)
+    fast = _storing_constructor(cst.Comma)
+    assert fast is not None
+    fast(comma)
+    assert comma.deep_equals(cst.Comma())
+    other = cst.Comma.__new__(cst.Comma)
+    fast(other)
+    assert other.whitespace_before is not comma.whitespace_before
+    name = cst.Name.__new__(cst.Name)
+    build = _storing_constructor(cst.Name)
+    assert build is not None
+    build(name, "x", (cst.LeftParen(),), (cst.RightParen(),))
+    assert name.deep_equals(cst.Name("x", lpar=(cst.LeftParen(),), rpar=(cst.RightParen(),)))
+    with pytest.raises(TypeError):
+        build(cst.Name.__new__(cst.Name))  # `value` is required
+
+
+def test_constructors_restored_after_a_failed_parse() -> None:
+    """A syntax error leaves every node class with its own validating constructor."""
+    own = cst.Name.__init__
+    with pytest.raises(cst.ParserSyntaxError):
+        parse_source("x = (\n")
+    assert cst.Name.__init__ is own
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("1x")
