@@ -555,15 +555,15 @@ def may_be_numpy(value: cst.BaseExpression, resolve: Resolver) -> bool:
 
 
 def _from_numpy(value: cst.BaseExpression, resolve: Resolver) -> bool:
-    """``value`` may be a NumPy array (or another non-tensor): a ``numpy`` call, ``.numpy()``,
-    ``.tolist()``, ``.astype(...)`` anywhere in it."""
+    """``value`` may be a NumPy array (or another non-tensor): a ``numpy`` or ``pandas`` call,
+    ``.numpy()``, ``.to_numpy()``, ``.tolist()``, ``.astype(...)`` anywhere in it."""
     for node in _all_nodes(value):
         if type(node) is cst.Call:
             func = node.func
-            if type(func) is cst.Attribute and func.attr.value in ("numpy", "astype", "tolist"):
+            if type(func) is cst.Attribute and func.attr.value in ("numpy", "to_numpy", "astype", "tolist"):
                 return True
             qual = resolve(func)
-            if qual is not None and qual.startswith(("numpy.", "np.")):
+            if qual is not None and qual.startswith(("numpy.", "np.", "pandas.")):
                 return True
     return False
 

@@ -11,6 +11,7 @@ from shapecheck.rules.helpers.enclosing import earlier_statements, guarding_test
 from shapecheck.rules.helpers.messages import short
 from shapecheck.semantic.evidence import may_be_numpy
 from shapecheck.semantic.facts import TENSOR, Grad
+from shapecheck.semantic.syntax import all_params
 from shapecheck.semantic.walk import walk
 from shapecheck.shapes import is_generic
 
@@ -30,10 +31,16 @@ class SqueezeWithoutDim(Rule):
 ## What it does
 Flags `x.squeeze()` and `torch.squeeze(x)` called without a `dim`, unless the tensor's shape is
 known and has no size-1 axis. Not flagged: a receiver that may be a NumPy array (`.astype(...)`,
-`np.*`, `.numpy()`), a squeeze guarded by a test of the receiver's shape (`if x.numel() == 1:`,
-`if x.shape[0] == 1:`, after `if x.ndim != 3: raise ...` or `assert x.dim() == 2`), and a
+`np.*`, `.numpy()`, `.copy()`, a parameter annotated `np.ndarray`, a name an enclosing
+`isinstance(x, np.ndarray)` narrows, a row of such an array in a loop), a squeeze guarded by a
+test of the receiver's shape (`if x.numel() == 1:`, `if x.shape[0] == 1:`, after `if x.ndim !=
+3: raise ...` or `assert x.dim() == 2`; also for `d[k]`, for a copy such as
+`x.detach().clone()`, and through a name bound to the test, `is_conv = x.ndim == 4`), a
 parameter or buffer whose size-1 axes are known (a `(C, C, 1, 1)` kernel has no batch axis),
-and two tensors squeezed alike for one call (`loss_fct(logits.squeeze(), labels.squeeze())`: a
+a tensor written out as literal data (`torch.tensor([[0.5]])`), a squeeze whose result is only
+reduced to one value (`x.squeeze().item()`, `.any()`, `.sum()`), and two tensors squeezed alike
+for one call or one comparison
+(`loss_fct(logits.squeeze(), labels.squeeze())`, `a.squeeze().shape == b.squeeze().shape`: a
 batch of one leaves both, and they still match). Opt-in: select `SC205` to enable it.
 
 ## Why is this bad?
@@ -73,9 +80,31 @@ probs = logits.squeeze(-1)
         "import torch\nimport torch.nn as nn\nclass Scale(nn.Module):\n    def __init__(self, c):\n"
         "        super().__init__()\n        self.gamma = nn.Parameter(torch.ones(c, 1, 1))\n"
         "    def fuse(self, bias):\n        return torch.squeeze(self.gamma) * bias\n",
+        # a NumPy array by annotation, by an `isinstance` test, as a row of one, or copied
+        "import numpy as np\ndef f(x: np.ndarray):\n    return x.squeeze()\n",
+        "import numpy as np\ndef f(x, scale):\n    if scale > 0 and isinstance(x, np.ndarray):\n"
+        "        return x.squeeze()\n    return x\n",
+        "def f(images):\n    images = (images * 255).round().astype('uint8')\n"
+        "    return [image.squeeze() for image in images]\n",
+        "def f(depth):\n    return depth.copy().squeeze()\n",
+        # the guard tests an entry of a dict, a name bound to a test, or the tensor a copy is made of
+        "def f(ckpt, k):\n    if ckpt[k].ndim > 2:\n        ckpt[k] = ckpt[k].squeeze()\n",
+        "def f(w):\n    is_conv = len(w.shape) == 4\n    if is_conv:\n        w = w.squeeze()\n    return w\n",
+        "def f(d):\n    assert len(d.shape) >= 2\n    return d.detach().clone().squeeze()\n",
+        # the shapes of two tensors compared after squeezing both alike
+        "def same(a, b):\n    return a.squeeze().shape == b.squeeze().shape\n",
+        # literal data, a reduction to one value, a pandas frame
+        "import torch\ndef expected(device):\n    inp = torch.tensor([[[0.0, 1.0], [2.0, 3.0]]], device=device)\n"
+        "    return inp.squeeze(), torch.tensor([0.5]).squeeze()\n",
+        "def predict(model, g):\n    return model(g).squeeze().item()\n",
+        "import pandas as pd\ndef ids(path):\n    return pd.read_csv(path, usecols=[0]).squeeze()\n",
     )
     invalid = (
         "def f(logits):\n    return logits.squeeze()  # <--\n",
+        # compared with a shape that was not squeezed
+        "def f(a, b):\n    return a.squeeze().shape == b.shape  # <--\n",
+        # a guard on another entry of the dict
+        "def f(ckpt, k, j):\n    if ckpt[j].ndim > 2:\n        ckpt[k] = ckpt[k].squeeze()  # <--\n",
         "import torch\nx = torch.randn(8, 1)\ny = torch.squeeze(x)  # <--\n",
         # a guard about another tensor proves nothing about this one
         "def f(x, y):\n    if y.numel() == 1:\n        return x.squeeze()  # <--\n    return x\n",
@@ -106,7 +135,8 @@ probs = logits.squeeze(-1)
         if f.shape is not None and f.shape.rank is not None and 1 in f.shape.dims \
                 and (f.grad == Grad.LEAF_REQUIRES_GRAD or registered_buffer(target, ctx)):
             return  # a parameter's (C, C, 1, 1): its size-1 axes are known, it has no batch axis
-        if self._shape_checked(target, ctx) or self._squeezed_alike(node, ctx):
+        if self._shape_checked(target, ctx) or self._squeezed_alike(node, ctx) or _rank_free_use(ctx) \
+                or _literal_data(target, ctx):
             return
         ctx.report(node, f"`{short(ctx, node)}` drops every size-1 axis, including a batch of one; "
                          f"pass the dim to squeeze")
@@ -114,38 +144,58 @@ probs = logits.squeeze(-1)
     @staticmethod
     def _may_be_numpy(target: cst.BaseExpression, ctx) -> bool:
         """The receiver may be a NumPy array: made by ``numpy``, ``.numpy()``, ``.astype(...)``,
-        itself or in an assignment of its name in the function."""
-        if may_be_numpy(target, ctx.qualname):
+        ``.copy()`` (no tensor method), itself or in an assignment of its name in the function;
+        a parameter annotated ``np.ndarray``; a name an enclosing ``isinstance(x, np.ndarray)``
+        test narrows; an element of such an array in a loop or comprehension over it."""
+        if may_be_numpy(target, ctx.qualname) or _copied(target):
             return True
-        dotted = dotted_name(target)
+        dotted = dotted_name(_root(target))
         scope = ctx.function
         if dotted is None or scope is None:
             return False
+        if any(p.name.value == dotted and p.annotation is not None and _numpy_type(p.annotation.annotation, ctx)
+               for p in all_params(scope.params)):
+            return True
         for node in walk(scope.body):
             if type(node) is cst.Assign and any(dotted_name(t.target) == dotted for t in node.targets) \
                     and may_be_numpy(node.value, ctx.qualname):
                 return True
-        return False
+            if isinstance(node, (cst.For, cst.CompFor)) and dotted_name(node.target) == dotted \
+                    and type(node.iter) is cst.Name and node.iter.value != dotted \
+                    and SqueezeWithoutDim._may_be_numpy(node.iter, ctx):
+                return True
+        return _narrowed_to_numpy(ctx, dotted)
 
     @staticmethod
     def _squeezed_alike(node: cst.Call, ctx) -> bool:
         """The squeeze is an argument of a call whose other argument is squeezed the same way
-        (``loss_fct(logits.squeeze(), labels.squeeze())``): a batch of one leaves both sides,
-        and they still match."""
+        (``loss_fct(logits.squeeze(), labels.squeeze())``), or its shape is compared with the
+        shape of another squeeze (``a.squeeze().shape == b.squeeze().shape``): a batch of one
+        leaves both sides, and they still match."""
         ancestors = ctx.ancestors
-        if len(ancestors) < 2 or type(ctx.parent) is not cst.Arg or type(ancestors[-2]) is not cst.Call:
+        parent = ctx.parent
+        if len(ancestors) >= 2 and type(parent) is cst.Attribute and parent.attr.value == "shape" \
+                and type(ancestors[-2]) in (cst.Comparison, cst.ComparisonTarget):
+            comparison = next((a for a in reversed(ancestors) if type(a) is cst.Comparison), None)
+            if comparison is not None:
+                sides = [comparison.left, *(t.comparator for t in comparison.comparisons)]
+                return any(side is not parent and type(side) is cst.Attribute and side.attr.value == "shape"
+                           and _bare_squeeze(side.value, ctx) for side in sides)
+        if len(ancestors) < 2 or type(parent) is not cst.Arg or type(ancestors[-2]) is not cst.Call:
             return False
-        others = [a.value for a in ancestors[-2].args if a is not ctx.parent and a.keyword is None]
+        others = [a.value for a in ancestors[-2].args if a is not parent and a.keyword is None]
         return any(_bare_squeeze(v, ctx) for v in others)
 
     @staticmethod
     def _shape_checked(target: cst.BaseExpression, ctx) -> bool:
         """The code tests the receiver's shape before the squeeze: an ``if``/``while`` around it,
-        or an earlier ``assert`` or ``if ...: raise``/``return`` in a block around it."""
-        dotted = dotted_name(target)
+        or an earlier ``assert`` or ``if ...: raise``/``return`` in a block around it (directly,
+        or through a name bound to such a test: ``is_conv = x.ndim == 4``); the receiver is
+        ``x``, ``x[k]`` or a copy of either (``x.detach().clone()``)."""
+        key = _key(_root(target), ctx)
         function = ctx.function
         statement = ctx.statement
-        if dotted is None or function is None or statement is None:
+        if key is None or function is None or statement is None:
             return False
         path = statement_path(function, statement)
         if path is None:
@@ -156,7 +206,14 @@ probs = logits.squeeze(-1)
                 tests.append(stmt.test)
             elif type(stmt) is cst.SimpleStatementLine:
                 tests.extend(s.test for s in stmt.body if type(s) is cst.Assert)
-        return any(_reads_shape_of(test, dotted) for test in tests)
+        tested = [name.value for test in tests for name in (test, *walk(test)) if type(name) is cst.Name]
+        for stmt in earlier_statements(path):
+            if type(stmt) is cst.SimpleStatementLine:
+                for small in stmt.body:
+                    if type(small) is cst.Assign and len(small.targets) == 1 \
+                            and type(small.targets[0].target) is cst.Name and small.targets[0].target.value in tested:
+                        tests.append(small.value)
+        return any(_reads_shape_of(test, key, ctx) for test in tests)
 
 
 def _exits(stmt: cst.If) -> bool:
@@ -168,16 +225,97 @@ def _exits(stmt: cst.If) -> bool:
     return False
 
 
-def _reads_shape_of(test: cst.BaseExpression, dotted: str) -> bool:
-    """``test`` reads the shape of ``dotted``: ``x.shape``, ``x.ndim``, ``x.size(...)``,
-    ``x.dim()``, ``x.numel()``, ``len(x)``."""
+def _reads_shape_of(test: cst.BaseExpression, key: str, ctx) -> bool:
+    """``test`` reads the shape of the receiver ``key`` (see :func:`_key`): ``x.shape``,
+    ``x.ndim``, ``x.size(...)``, ``x.dim()``, ``x.numel()``, ``len(x)``."""
     for node in (test, *walk(test)):
-        if type(node) is cst.Attribute and node.attr.value in _SHAPE_READS and dotted_name(node.value) == dotted:
+        if type(node) is cst.Attribute and node.attr.value in _SHAPE_READS and _key(node.value, ctx) == key:
             return True
         if type(node) is cst.Call and type(node.func) is cst.Name and node.func.value == "len" \
-                and node.args and dotted_name(node.args[0].value) == dotted:
+                and node.args and _key(node.args[0].value, ctx) == key:
             return True
     return False
+
+
+#: methods that return their receiver's shape (a copy, a move, a cast)
+_SAME_SHAPE = frozenset({"detach", "clone", "copy", "cpu", "cuda", "float", "double", "half", "contiguous", "to"})
+
+
+def _root(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``expr`` without the shape-keeping method calls on it: ``x`` for ``x.detach().clone()``."""
+    while type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in _SAME_SHAPE:
+        expr = expr.func.value
+    return expr
+
+
+def _copied(expr: cst.BaseExpression) -> bool:
+    """A ``.copy()`` in the receiver's chain: NumPy arrays have one, tensors do not."""
+    while type(expr) is cst.Call and type(expr.func) is cst.Attribute:
+        if expr.func.attr.value == "copy" and not expr.args:
+            return True
+        expr = expr.func.value
+    return False
+
+
+def _key(expr: cst.BaseExpression, ctx) -> "str | None":
+    """What names the receiver across statements: ``x``, ``self.x``, or ``d[k]`` with a name or
+    literal key (its source text)."""
+    dotted = dotted_name(expr)
+    if dotted is not None:
+        return dotted
+    if type(expr) is cst.Subscript and dotted_name(expr.value) is not None and len(expr.slice) == 1 \
+            and type(expr.slice[0].slice) is cst.Index \
+            and type(expr.slice[0].slice.value) in (cst.Name, cst.SimpleString, cst.Integer):
+        return ctx.source(expr)
+    return None
+
+
+def _numpy_type(annotation: cst.BaseExpression, ctx) -> bool:
+    """The annotation names a NumPy array type (``np.ndarray``, ``npt.NDArray[...]``)."""
+    base = annotation.value if type(annotation) is cst.Subscript else annotation
+    qual = ctx.qualname(base) or ""
+    return qual.startswith("numpy.") and qual.split(".")[-1] in ("ndarray", "NDArray", "ArrayLike")
+
+
+def _narrowed_to_numpy(ctx, name: str) -> bool:
+    """An ``if``/``elif`` around the statement tests ``isinstance(name, np.ndarray)``."""
+    function, statement = ctx.function, ctx.statement
+    path = statement_path(function, statement) if function is not None and statement is not None else None
+    for test in guarding_tests(path or []):
+        for node in (test, *walk(test)):
+            if type(node) is cst.Call and dotted_name(node.func) == "isinstance" and len(node.args) == 2 \
+                    and dotted_name(node.args[0].value) == name and _numpy_type(node.args[1].value, ctx):
+                return True
+    return False
+
+
+#: reductions to one value whose result does not depend on the rank of their receiver
+_RANK_FREE = frozenset({"any", "all", "item", "sum", "mean", "max", "min", "prod", "numel"})
+
+
+def _rank_free_use(ctx) -> bool:
+    """The squeeze's result goes straight into a reduction to one value (``x.squeeze().item()``,
+    ``.any()``, ``.sum()`` without a dim): the rank it leaves cannot matter."""
+    ancestors = ctx.ancestors
+    parent = ctx.parent
+    return len(ancestors) >= 2 and type(parent) is cst.Attribute and parent.attr.value in _RANK_FREE \
+        and type(ancestors[-2]) is cst.Call and ancestors[-2].func is parent and not ancestors[-2].args
+
+
+def _literal_data(target: cst.BaseExpression, ctx) -> bool:
+    """The receiver is ``torch.tensor(<nested literal lists>)``, itself or as every value its name
+    was assigned: its shape is written out, so the squeeze always gives the same one."""
+    if type(target) is cst.Call:
+        values: list[cst.BaseExpression] = [target]
+    else:
+        name, function = dotted_name(target), ctx.function
+        if name is None or function is None:
+            return False
+        values = [n.value for n in walk(function.body) if type(n) is cst.Assign
+                  and any(dotted_name(t.target) == name for t in n.targets)]
+    return bool(values) and all(
+        type(v) is cst.Call and ctx.qualname(v.func) == "torch.tensor" and v.args
+        and isinstance(v.args[0].value, (cst.List, cst.Tuple)) and v.args[0].keyword is None for v in values)
 
 
 def _bare_squeeze(expr: cst.BaseExpression, ctx) -> bool:
