@@ -25,6 +25,13 @@ from shapecheck.semantic.walk import walk
 #: not a table of torch
 DETACH_SAFE = frozenset({"numpy", "cpu", "clone", "tolist", "item"})
 _METADATA = TENSOR_METADATA_ATTRIBUTES | TENSOR_METADATA_METHODS
+#: methods and torch functions that take only the dtype, device (and shape) of a tensor to make
+#: a new one: ``w.data.new_zeros(n)``, ``torch.zeros_like(w.data)``
+_NEW_FROM = frozenset({"new", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"})
+_LIKE = frozenset({"zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like",
+                   "randint_like"})
+#: a storage's methods that read where it is, not what it holds
+_STORAGE_ADDRESS = frozenset({"data_ptr", "nbytes", "size", "device"})
 
 
 def is_data_attr(expr: cst.BaseExpression) -> bool:
@@ -46,18 +53,31 @@ def _swaps_storage(statement: Optional[cst.CSTNode]) -> bool:
 
 def harmless_use(node: cst.Attribute, ctx) -> bool:
     """``t.data`` (the node whose hook runs) is used in a way with no plain replacement or that
-    touches no values: metadata (``w.data.shape``), a storage swap (``w.data = new``), a type
-    check, or an argument of a function of the run that only reads it."""
+    touches no values: metadata (``w.data.shape``, its storage's address), a new tensor of its
+    dtype and device (``w.data.new_zeros(n)``, ``torch.zeros_like(w.data)``), a storage swap
+    (``w.data = new``), a type check, or an argument of a function of the run that only reads it."""
     parent = ctx.parent
-    if type(parent) is cst.Attribute and parent.value is node and parent.attr.value in _METADATA:
-        return True
+    ancestors = ctx.ancestors
+    if type(parent) is cst.Attribute and parent.value is node:
+        if parent.attr.value in _METADATA:
+            return True
+        if parent.attr.value in _NEW_FROM and len(ancestors) >= 2 and type(ancestors[-2]) is cst.Call:
+            return True
+        if parent.attr.value in ("untyped_storage", "storage") and len(ancestors) >= 3 \
+                and type(ancestors[-2]) is cst.Call and type(ancestors[-3]) is cst.Attribute \
+                and ancestors[-3].attr.value in _STORAGE_ADDRESS:
+            return True  # `p.data.untyped_storage().data_ptr()`
     if type(parent) is cst.AssignTarget or _swaps_storage(ctx.statement):
         return True
-    ancestors = ctx.ancestors
     if len(ancestors) >= 2 and type(parent) is cst.Arg and type(ancestors[-2]) is cst.Call:
-        if dotted_name(ancestors[-2].func) in ("isinstance", "type"):
+        call = ancestors[-2]
+        if dotted_name(call.func) in ("isinstance", "type"):
             return True
-        if ctx.only_reads(ancestors[-2], node):
+        if call.args and call.args[0] is parent and parent.keyword is None \
+                and (ctx.qualname(call.func) or "").split(".")[-1] in _LIKE \
+                and (ctx.qualname(call.func) or "").startswith("torch."):
+            return True  # `torch.zeros_like(w.data)`
+        if ctx.only_reads(call, node):
             return True
     return False
 

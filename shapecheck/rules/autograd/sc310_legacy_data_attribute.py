@@ -36,9 +36,11 @@ for `p` in `model.parameters()`) where no autograd graph is known to be waiting 
 initialisation (`m.bias.data.zero_()`), `reset_parameters`, fusing or merging weights, loading,
 conversion, copies, updates after the backward pass. Opt-in: select `SC310` to modernise such
 code. The change made where a graph can be waiting (inside `forward`, between a forward pass and
-its `backward()`) is SC303, on by default. Metadata (`w.data.shape`), a storage swap (`w.data =
-new`), a gradient (`p.grad.data`), a buffer (`register_buffer`) and an argument of a function of
-the run that only reads it are never flagged.
+its `backward()`) is SC303, on by default. Metadata (`w.data.shape`,
+`w.data.untyped_storage().data_ptr()`), a new tensor of its dtype and device
+(`w.data.new_zeros(n)`, `torch.zeros_like(w.data)`), a storage swap (`w.data = new`), a gradient
+(`p.grad.data`), a buffer (`register_buffer`) and an argument of a function of the run that only
+reads it are never flagged.
 
 ## Why is this bad?
 `.data` is the pre-0.4 way to step around autograd: it shares the storage but not the version
@@ -86,6 +88,10 @@ gradient. It is safe where `t` is known to be a tensor that requires grad, and u
         "import torch\nimport torch.nn as nn\nclass Frozen(nn.Module):\n    def __init__(self, n):\n"
         "        super().__init__()\n        self.register_buffer('weight', torch.ones(n))\n"
         "    def reset(self):\n        self.weight.data.fill_(1.0)\n",
+        # only the dtype, device or address of the tensor is used
+        "import torch\nimport torch.nn as nn\nlayer = nn.Linear(3, 3)\nz = torch.zeros_like(layer.weight.data)\n"
+        "m = layer.weight.data.new_zeros(4)\n"
+        "ptrs = {p.data.untyped_storage().data_ptr() for p in layer.parameters()}\n",
         # where a graph can be waiting, the change is SC303's
         "import torch\nimport torch.nn as nn\nclass Clipped(nn.Module):\n    def __init__(self):\n"
         "        super().__init__()\n        self.w = nn.Parameter(torch.randn(3, 3))\n"
