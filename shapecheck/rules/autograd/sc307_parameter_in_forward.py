@@ -10,6 +10,7 @@ from shapecheck.rules.helpers.calls import dotted_name, is_name, keyword, torch_
 from shapecheck.rules.helpers.scopes import scope_of
 from shapecheck.semantic.facts import MODULE
 from shapecheck.semantic.torch_api import FACTORIES, PARAMETER_CLASSES
+from shapecheck.semantic.walk import walk
 
 
 @register
@@ -26,7 +27,9 @@ Flags `nn.Parameter(...)` and factories with `requires_grad=True` inside the `fo
 of an `nn.Module` subclass, and a layer that holds parameters (`nn.Linear`, `nn.Conv2d`,
 `nn.BatchNorm1d`...) built there and applied there (`fc = nn.Linear(...); fc(x)`,
 `nn.BatchNorm1d(c)(x)`). A layer built under an `if` (built once, lazily) is not flagged, nor
-is a layer without parameters (`nn.ReLU()`, `nn.Dropout(p)`).
+is a layer without parameters (`nn.ReLU()`, `nn.Dropout(p)`), nor a `requires_grad=True` tensor
+that is only returned (`return torch.tensor(0.0, requires_grad=True)`, a placeholder loss for an
+empty batch) or only summed into (the start of a running total of auxiliary losses).
 
 ## Why is this bad?
 `forward` runs on every call: the tensor is a fresh leaf each time, initialised anew, and it is
@@ -73,10 +76,21 @@ class Net(nn.Module):
         "        total = torch.tensor(0.0, requires_grad=True)\n        for p in parts:\n"
         "            total = total + (p(x) ** 2).mean()\n        aux = torch.zeros(1, requires_grad=True)\n"
         "        aux += x.mean()\n        return x, total + aux\n",
+        # a placeholder loss for an empty batch is a result, not a weight
+        "import torch\nimport torch.nn as nn\nclass PairLoss(nn.Module):\n    def forward(self, pairs, labels):\n"
+        "        if not pairs:\n            return torch.tensor(0.0, device=labels.device, requires_grad=True)\n"
+        "        return (pairs[0] - labels).pow(2).mean()\n",
+        "import torch\nimport torch.nn as nn\nclass PairLoss(nn.Module):\n    def forward(self, pairs):\n"
+        "        if not pairs:\n            loss = torch.zeros((), requires_grad=True)\n            return loss\n"
+        "        return pairs[0].mean()\n",
     )
     invalid = (
         "import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def forward(self, x):\n"
         "        w = torch.randn(3, 4, requires_grad=True)  # <--\n        return x @ w\n",
+        # returned, but also used as a weight
+        "import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def forward(self, x):\n"
+        "        w = torch.ones(4, requires_grad=True)  # <--\n        if x is None:\n            return w\n"
+        "        return x * w\n",
         "import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def forward(self, x):\n"
         "        self.scale = nn.Parameter(torch.ones(1))  # <--\n        return x * self.scale\n",
         "import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def forward(self, x):\n"
@@ -113,10 +127,13 @@ class Net(nn.Module):
         if scope.function is None or scope.function.name.value != "forward" or not scope.module_class:
             return
         statement = ctx.statement
+        if name in FACTORIES and type(statement) is cst.Return and statement.value is node:
+            return  # a placeholder result (`return torch.tensor(0.0, requires_grad=True)`), not a weight
         if name in FACTORIES and type(statement) is cst.Assign and statement.value is node \
                 and len(statement.targets) == 1 and type(statement.targets[0].target) is cst.Name \
-                and added_into(scope.function, statement.targets[0].target.value):
-            return  # the start of a running total (an auxiliary loss), not a weight
+                and (added_into(scope.function, statement.targets[0].target.value)
+                     or _only_returned(scope.function, statement.targets[0].target.value)):
+            return  # the start of a running total (an auxiliary loss), or a placeholder result
         cls = scope.class_def.name.value if scope.class_def is not None else "the module"
         ctx.report(
             node,
@@ -178,6 +195,20 @@ def _under_if(function: cst.FunctionDef, statement: cst.CSTNode) -> bool:
 
     function.body.visit(_Find())
     return bool(found) and found[0]
+
+
+def _only_returned(function: cst.FunctionDef, name: str) -> bool:
+    """``function`` binds the local ``name`` with plain assignments and reads it only as the
+    value of a ``return`` (``loss = torch.zeros((), requires_grad=True)`` ... ``return loss``)."""
+    uses = bound = returns = 0
+    for node in walk(function.body):
+        if type(node) is cst.Name and node.value == name:
+            uses += 1
+        elif type(node) is cst.Return and type(node.value) is cst.Name and node.value.value == name:
+            returns += 1
+        elif type(node) is cst.Assign:
+            bound += sum(1 for t in node.targets if type(t.target) is cst.Name and t.target.value == name)
+    return returns > 0 and uses == bound + returns
 
 
 def _called(function: cst.FunctionDef, target: str) -> bool:
