@@ -15,6 +15,7 @@ from shapecheck.rules.helpers.messages import short
 from shapecheck.semantic.facts import NO_GRAD, TENSOR
 from shapecheck.semantic.no_gradient import DETACHED, PYTHON_NUMBER
 from shapecheck.semantic.torch_api import FUNCTIONAL_LOSSES
+from shapecheck.semantic.walk import walk
 
 
 #: the head of the examples about a training step: a layer, inputs and class targets
@@ -39,7 +40,8 @@ instance...) and the receiver of `.backward()` when it comes from `argmax`, `arg
 (`isnan`, `isinf`, `any`, `all`, `logical_and`...), or a step function (`round`, `floor`,
 `ceil`, `trunc`, `sign`), directly or through a dtype cast. A value that comes from such an op
 on one branch of an `if` only is not flagged. An error rate or accuracy (`(pred != y).float().mean()`,
-`1 - acc`) is such a value too, and so is a loss copied into a new tensor (`torch.tensor(loss)`,
+`1 - acc`) is such a value too (a loss of such a value that the function reads only as a number,
+`val.item()` or `float(val)`, is a metric and is not flagged), and so is a loss copied into a new tensor (`torch.tensor(loss)`,
 `torch.Tensor([loss.item()])`, with or without `requires_grad=True`) whose `backward()` runs
 (also when a function of the file returns such a copy: reported at its `return`).
 So is a loss whose prediction does not require grad (`criterion(out.detach(), y)`, `out`
@@ -79,6 +81,10 @@ loss = F.cross_entropy(logits, target)    # the loss on the scores
         "        optimizer.step()\n"
         "device = torch.device('cpu')\nmodel = Seq(Dec(), device).to(device)\n"
         "train_fn(model, [], torch.optim.SGD(model.parameters(), lr=0.1), nn.CrossEntropyLoss(), device)\n",
+        # a loss read only as a number is a metric (a convergence check after training)
+        "import torch\nimport torch.nn.functional as F\ndef converged(m, x, y, tol):\n"
+        "    pred = torch.argmax(m(x), dim=1)\n    val = F.mse_loss(pred.float(), y.float())\n"
+        "    return val.item() < tol\n",
         # under no_grad the loss is a metric, logged only (DETR's cardinality error)
         "import torch\nimport torch.nn.functional as F\n@torch.no_grad()\ndef cardinality(logits, lengths):\n"
         "    pred = (logits.argmax(-1) != logits.shape[-1] - 1).sum(1)\n"
@@ -127,6 +133,10 @@ loss = F.cross_entropy(logits, target)    # the loss on the scores
         "    return sum(parts)\ndef train(parts):\n    loss = total_loss(parts, False)\n    loss.backward()\n",
     )
     invalid = (
+        # logged as a number, and returned as the loss too
+        "import torch\nimport torch.nn.functional as F\ndef step(m, x, y):\n"
+        "    pred = torch.argmax(m(x), dim=1)\n    loss = F.mse_loss(pred.float(), y.float())  # <--\n"
+        "    print(loss.item())\n    return loss\n",
         "import torch\nimport torch.nn as nn\nloss_fn = nn.MSELoss()\nlogits = torch.randn(4, 3, requires_grad=True)\n"
         "target = torch.randn(4)\npred = torch.argmax(logits, dim=1)\nloss = loss_fn(pred.float(), target)  # <--\n",
         "import torch\nimport torch.nn.functional as F\nscores = torch.randn(8, requires_grad=True)\n"
@@ -189,8 +199,10 @@ loss = F.cross_entropy(logits, target)    # the loss on the scores
         prediction = self._prediction(node, ctx)
         if prediction is not None:
             source = self._source(prediction, ctx)
-            # a detached copy as a loss input, or a loss computed with grad off: a metric
-            if source is not None and DETACHED not in source and ctx.grad_enabled is not False:
+            # a detached copy as a loss input, a loss computed with grad off or only read as a
+            # number: a metric
+            if source is not None and DETACHED not in source and ctx.grad_enabled is not False \
+                    and not _read_as_number(ctx, node):
                 ctx.report(
                     node,
                     f"the loss input `{short(ctx, prediction)}` comes from {source}, which has "
@@ -283,6 +295,35 @@ loss = F.cross_entropy(logits, target)    # the loss on the scores
         if type(node.func) is cst.Call and self._is_loss_constructor(node.func, ctx) and args:
             return args[0]
         return None
+
+
+#: what takes a tensor's value out as a Python number or list
+_AS_NUMBER = frozenset({"item", "tolist"})
+
+
+def _read_as_number(ctx, loss: cst.Call) -> bool:
+    """``loss`` is bound to a name (``val = F.mse_loss(...)``) that the function reads only as a
+    number (``val.item()``, ``float(val)``): a metric, never back-propagated."""
+    statement, function = ctx.statement, ctx.function
+    if type(statement) is not cst.Assign or statement.value is not loss or len(statement.targets) != 1 \
+            or type(statement.targets[0].target) is not cst.Name or function is None:
+        return False
+    name = statement.targets[0].target.value
+    uses = bound = numbers = 0
+    for node in walk(function.body):
+        if type(node) is cst.Name and node.value == name:
+            uses += 1
+        elif type(node) is cst.Assign:
+            bound += sum(1 for t in node.targets if type(t.target) is cst.Name and t.target.value == name)
+        elif type(node) is cst.Call:
+            func = node.func
+            if type(func) is cst.Attribute and func.attr.value in _AS_NUMBER and type(func.value) is cst.Name \
+                    and func.value.value == name:
+                numbers += 1
+            elif type(func) is cst.Name and func.value in ("float", "int") and len(node.args) == 1 \
+                    and type(node.args[0].value) is cst.Name and node.args[0].value.value == name:
+                numbers += 1
+    return numbers > 0 and uses == bound + numbers
 
 
 def _taken_number(ctx, root: cst.BaseExpression) -> Optional[cst.Call]:
