@@ -117,6 +117,10 @@ w = torch.tensor([1, 2], dtype=torch.float32, requires_grad=True)
 ```
 """
     valid = (
+        # a `dtype=` the caller chooses (a float one here): the integer default no longer holds
+        "import torch\nimport torch.nn as nn\ndef tables(b, dtype):\n"
+        "    return nn.Parameter(torch.randint(1, 255, (b, 8, 8), dtype=dtype))\n"
+        "tables(4, torch.float32)\n",
         # with float `weights` it sums them: a float tensor
         "import torch\nlabels = torch.randint(0, 5, (100,))\nw = torch.bincount(labels, weights=torch.rand(100))\n"
         "w.requires_grad_()\n",

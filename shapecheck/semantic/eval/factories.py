@@ -41,7 +41,7 @@ def factory(ev: Eval, name: str, args: CallArgs) -> Fact:
         shape = like.shape
         if "device" not in args.kw:
             device = like.device
-        if dtype is None:
+        if dtype is None and "dtype" not in args.kw:
             dtype = like.dtype_kind
     elif name in SIZE_ARGUMENT_FACTORIES:
         shape = size_args(ev, args.pos, args.kw.get("size"))
@@ -49,7 +49,7 @@ def factory(ev: Eval, name: str, args: CallArgs) -> Fact:
         size = args.get(0, "size")
         shape = size_args(ev, [size], None) if size is not None else None
         fill = args.get(1, "fill_value")
-        if dtype is None and fill is not None:
+        if dtype is None and fill is not None and "dtype" not in args.kw:
             dtype = py_dtype(ev.fact(fill)) or None
             default_dtype = None
     elif name == "randint":
@@ -90,7 +90,7 @@ def factory(ev: Eval, name: str, args: CallArgs) -> Fact:
         device, default_dtype = CPU, None
     else:
         default_dtype = None
-    if dtype is None:
+    if dtype is None and "dtype" not in args.kw:  # a `dtype=` whose value is not known leaves it unknown
         dtype = default_dtype
     out = O.plain_tensor(shape, device=device, grad=grad, dtype_kind=dtype,
                          is_scalar_cpu=shape is not None and shape.rank == 0 and device == CPU)
