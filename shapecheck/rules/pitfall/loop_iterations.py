@@ -3,7 +3,8 @@
 A statement under ``if i % 100 == 0`` (``if step % log_every == 0``, ``if not i % k``) inside
 the loop runs on one iteration in many: a logging guard. A loop *trains* when its body runs a
 backward pass itself (``loss.backward()``, ``accelerator.backward(loss)``,
-``scaler.scale(loss).backward()``, ``torch.autograd.backward``).
+``scaler.scale(loss).backward()``, ``torch.autograd.backward``), not only in a loop nested in it
+(an epoch loop around the batch loop runs its own statements once per epoch).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import libcst as cst
 from shapecheck.rules.autograd.backward_calls import backward_root
 from shapecheck.rules.helpers.calls import method_call
 from shapecheck.rules.helpers.enclosing import guarding_tests, statement_path
+from shapecheck.semantic.syntax import sub_blocks
 from shapecheck.semantic.walk import walk
 
 
@@ -47,14 +49,31 @@ def _is_modulo(expr: cst.BaseExpression) -> bool:
 
 
 def loop_trains(ctx, loop: cst.CSTNode) -> bool:
-    """The body of ``loop`` runs a backward pass itself (a loop that only calls a function that
-    trains, once per epoch, syncs once per epoch)."""
-    for node in walk(loop):
-        if type(node) is not cst.Call:
+    """The body of ``loop`` runs a backward pass itself, outside the loops nested in it (a loop
+    that only calls a function that trains, once per epoch, syncs once per epoch)."""
+    return any(_runs_backward(ctx, stmt) for block in sub_blocks(loop)[:1] for stmt in block)
+
+
+def _runs_backward(ctx, stmt: cst.CSTNode) -> bool:
+    """``stmt`` runs a backward pass, not counting the loops and definitions nested in it."""
+    if isinstance(stmt, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef)):
+        return False
+    if isinstance(stmt, cst.BaseSmallStatement):  # the body of a one-line suite
+        return _backward_in(ctx, stmt)
+    if type(stmt) is not cst.SimpleStatementLine:
+        header = [getattr(stmt, "test", None), *(item.item for item in getattr(stmt, "items", ()))]
+        return any(_backward_in(ctx, part) for part in header if part is not None) \
+            or any(_runs_backward(ctx, inner) for block in sub_blocks(stmt) for inner in block)
+    return any(_backward_in(ctx, small) for small in stmt.body)
+
+
+def _backward_in(ctx, node: cst.CSTNode) -> bool:
+    for inner in (node, *walk(node)):
+        if type(inner) is not cst.Call:
             continue
-        call = method_call(node)
+        call = method_call(inner)
         if call is not None and call[1] == "backward":
             return True
-        if backward_root(ctx, node) is not None:
+        if backward_root(ctx, inner) is not None:
             return True
     return False

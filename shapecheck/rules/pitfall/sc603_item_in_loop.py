@@ -26,8 +26,9 @@ Flags `.item()` called inside a `for` or `while` loop that trains (its body runs
 pass), on a tensor that is not known to live on the CPU, and inside any loop on a tensor known
 to live on the GPU. A call under a logging guard (`if i % 100 == 0:`, `if step % log_every ==
 0:`) runs on one iteration in many and is not flagged; neither is a loop of library code that
-evaluates or converts (no backward pass), nor an epoch loop that calls a training function, on
-a tensor of unknown device. Opt-in: a performance hint, not a bug.
+evaluates or converts (no backward pass), nor an epoch loop that calls a training function or
+holds the batch loop that trains (its own statements run once per epoch), on a tensor of unknown
+device. Opt-in: a performance hint, not a bug.
 
 ## Why is this bad?
 `.item()` copies the value to the host. For a CUDA tensor it waits until every queued kernel has
@@ -57,6 +58,11 @@ print(total.item())           # one sync at the end
 """
     valid = (
         "import torch\nx = torch.randn(3)\nprint(x.sum().item())\n",
+        # once per epoch, after the batch loop that trains
+        "import torch.nn.functional as F\ndef train(model, opt, loader, epochs):\n    for epoch in range(epochs):\n"
+        "        for x, y in loader:\n            loss = F.cross_entropy(model(x), y)\n"
+        "            opt.zero_grad()\n            loss.backward()\n            opt.step()\n"
+        "        print(epoch, loss.item())\n",
         "import torch\nfor i in range(3):\n    x = torch.randn(3)\n    print(x.sum().item())\n",
         "import torch\nlosses = []\nfor i in range(3):\n    losses.append(torch.randn(()).cuda())\n"
         "print(torch.stack(losses).mean().item())\n",
