@@ -170,7 +170,7 @@ class RuleContext:
         """Report a diagnostic of the rule whose hook is running, at ``node``; a finding whose
         exception (``condition``) the tests around it guarantee is dropped
         (:mod:`~shapecheck.rules.helpers.size_guards`)."""
-        if condition is not None and guaranteed(self, condition):
+        if condition is not None and guaranteed(self, condition, node):
             return
         checker = self._checker
         checker.findings.append(Finding(checker.current_code, node, message, fix, offset, condition, tuple(related)))

@@ -86,3 +86,37 @@ def test_item_on_a_tensor_tested_for_one_element(test):
 def test_a_first_dim_of_one_is_not_one_element_of_a_matrix(test, found):
     code = f"def f(t, tokens):\n    t = t.permute(1, 0)\n    if {test}:\n        tokens.append(t.item())\n"
     assert [d.code for d in lint_text(code, selected_rules([]))] == found
+
+
+@pytest.mark.parametrize("body", [
+    f"    if kernel != 1:\n        pass\n    else:\n        return {VIEW}\n",
+    f"    if kernel > 1:\n        return x\n    return {VIEW}\n",
+    f"    if kernel > 1 or x is None:\n        raise ValueError(x)\n    return {VIEW}\n",
+    f"    if not kernel > 1:\n        return {VIEW}\n",
+    f"    if kernel <= 1:\n        return {VIEW}\n",
+    f"    if 2 > kernel:\n        return {VIEW}\n",
+    f"    return x if kernel > 1 else {VIEW}\n",
+    f"    return {VIEW} if kernel == 1 else x\n",
+])
+def test_else_sides_early_exits_and_conditional_expressions_state_the_exception_too(body):
+    assert _codes(body) == []
+
+
+@pytest.mark.parametrize("body", [
+    f"    return {VIEW} if kernel > 1 else x\n",
+    f"    if kernel > 1:\n        x = None\n    return {VIEW}\n",
+    f"    if kernel > 1 and x is None:\n        return x\n    return {VIEW}\n",
+    f"    if kernel <= 2:\n        return {VIEW}\n",
+    f"    if kernel > 2:\n        return x\n    return {VIEW}\n",
+])
+def test_a_negation_or_side_that_leaves_the_size_open_guarantees_nothing(body):
+    assert [code for code, _, _ in _codes(body)] == ["SC103"]
+
+
+def test_float_of_a_tensor_on_the_side_where_it_has_at_most_one_element():
+    code = ("import torch\ndef ratio(h, n, c):\n    out = h.view(n, c).sum(dim=-1)\n"
+            "    return out if out.numel() > 1 else float(out)\n")
+    assert lint_text(code, selected_rules([])) == []
+    flipped = code.replace("out if out.numel() > 1 else float(out)", "float(out) if out.numel() > 1 else out")
+    assert [(d.code, d.condition) for d in lint_text(flipped, selected_rules([]))] == [
+        ("SC602", "`out` has one element")]
