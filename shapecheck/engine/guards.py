@@ -36,6 +36,9 @@ from shapecheck.engine.sources import read_error
 
 #: Files larger than this many bytes are not linted (``max-file-size`` / ``--max-file-size``).
 DEFAULT_MAX_FILE_SIZE = 2 * 1024 * 1024
+#: A notebook's outputs (embedded images) do not count against that limit, its code does: the
+#: file itself may be this large.
+NOTEBOOK_MAX_BYTES = 64 * 1024 * 1024
 #: The deepest an expression may nest, as estimated by :func:`nesting_problem`.
 MAX_EXPRESSION_DEPTH = 500
 #: The longest ``if``/``elif`` chain (libcst nests every ``elif`` in the previous one).
@@ -65,10 +68,11 @@ def _size(count: int) -> str:
     return f"{count} bytes"
 
 
-def too_large_message(size: int, limit: int) -> str:
-    """The ``SC000`` message of a file over the size limit: why, and how to lift it."""
+def too_large_message(size: int, limit: int, what: str = "the file") -> str:
+    """The ``SC000`` message of a file (or of ``what`` in it) over the size limit: why, and how
+    to lift it."""
     return (
-        f"not linted: the file is {_size(size)}, over the {_size(limit)} limit "
+        f"not linted: {what} is {_size(size)}, over the {_size(limit)} limit "
         f"(raise it with `max-file-size = {size}` under [tool.shapecheck] "
         f"or `--max-file-size {size}`)"
     )

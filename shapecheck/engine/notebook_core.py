@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Optional, Sequence
 
 from shapecheck.engine.diagnostics import ENGINE_CODES, INTERNAL_ERROR, PARSE_ERROR, Diagnostic, Related
 from shapecheck.engine.file_results import FileResult
@@ -44,6 +44,16 @@ def load(text: str) -> Notebook:
     :class:`~shapecheck.engine.notebook_json.NotebookError` (message, line, column)."""
     file = read_notebook(text)
     return Notebook(file, build_program((cell.number, cell.source) for cell in file.code_cells))
+
+
+def code_size(data: bytes) -> Optional[int]:
+    """The bytes of code in the notebook file whose bytes are ``data`` (its code cells, UTF-8),
+    or ``None`` when it does not read as a notebook (linting it then says why)."""
+    try:
+        file = read_notebook(decode(data)[0])
+    except NotebookError:
+        return None
+    return sum(len(cell.source.encode("utf-8")) for cell in file.code_cells)
 
 
 def decode(data: bytes) -> tuple[str, bool]:

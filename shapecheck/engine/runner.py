@@ -623,7 +623,9 @@ def run(
     in check mode. With ``auto_jobs`` (the default ``--jobs``), ``jobs`` is the most workers to
     use and :func:`auto_workers` picks how many.
     """
-    from shapecheck.engine.guards import DEFAULT_MAX_FILE_SIZE, FileRefused, read_regular_file, too_large_message
+    from shapecheck.engine.guards import (
+        DEFAULT_MAX_FILE_SIZE, NOTEBOOK_MAX_BYTES, FileRefused, read_regular_file, too_large_message,
+    )
 
     codes = selected_codes(settings)
     limit = settings.max_file_size or DEFAULT_MAX_FILE_SIZE
@@ -641,11 +643,19 @@ def run(
         for path, why in unreadable:
             work.append(FileJob(path, None, (why, 1, 1)))
         for path in files:
+            notebook = is_notebook(path)
             try:  # regular files only (a FIFO would hang the run), and no more than the limit
-                data = read_regular_file(path, limit)
+                data = read_regular_file(path, max(limit, NOTEBOOK_MAX_BYTES) if notebook else limit)
             except FileRefused as exc:
                 work.append(FileJob(path, None, (exc.message, 1, 1)))
                 continue
+            if notebook and len(data) > limit:  # the limit is on its code, not on its outputs
+                from shapecheck.engine.notebook_core import code_size
+
+                size = code_size(data)
+                if size is not None and size > limit:
+                    work.append(FileJob(path, None, (too_large_message(size, limit, "the notebook's code"), 1, 1)))
+                    continue
             work.append(FileJob(path, data, ignore=tuple(ignored_for_path(settings, path))))
 
     if stdin is None:

@@ -11,6 +11,7 @@ Every case but two runs the real command (``python -m shapecheck``) on a tree bu
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -316,3 +317,28 @@ def test_strings_and_comments_cannot_hide_a_chain(hidden):
     text = hidden.format(chain=" + ".join(["a"] * 600))
     problem = guards.nesting_problem(text)
     assert problem is not None and "too deep to parse safely" in problem[0]
+
+
+def _notebook(source: list[str], image_bytes: int) -> str:
+    """A one-cell Python notebook with ``source`` and an output image of ``image_bytes``."""
+    return json.dumps({
+        "cells": [{"cell_type": "code", "execution_count": 1, "id": "a", "metadata": {}, "source": source,
+                   "outputs": [{"data": {"image/png": "A" * image_bytes}, "metadata": {},
+                                "output_type": "display_data"}]}],
+        "metadata": {"kernelspec": {"language": "python", "name": "python3", "display_name": "Python 3"}},
+        "nbformat": 4, "nbformat_minor": 5,
+    })
+
+
+def test_a_notebooks_size_limit_is_on_its_code_not_on_its_outputs(tmp_path):
+    code = ["import torch\n", "x = torch.zeros(2, 3)\n", "y = x.view(5)\n"]
+    (tmp_path / "pictures.ipynb").write_text(_notebook(code, 6000))  # 6 KB of output, 50 bytes of code
+    (tmp_path / "long.ipynb").write_text(_notebook(code + ["#" * 5000 + "\n"], 10))
+
+    result = shapecheck(["lint", "--no-cache", "--max-file-size", "4000", "."], tmp_path)
+
+    assert [_SEVERITY.sub(r"\1", line, count=1) for line in result.stdout.splitlines() if ".ipynb:" in line] == [
+        "long.ipynb:1:1: SC000 not linted: the notebook's code is 4.9 KiB, over the 3.9 KiB limit (raise it "
+        "with `max-file-size = 5050` under [tool.shapecheck] or `--max-file-size 5050`)",
+        f"pictures.ipynb:cell 1:3:5: {SC103}",
+    ]
