@@ -23,6 +23,7 @@ from typing import Iterable, Iterator, Optional
 _FROM_IMPORT = re.compile(
     r"^from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*(?:\\\n[^\n#;]*)*)", re.MULTILINE)
 _DEF = re.compile(r"^def[ \t]+(\w+)", re.MULTILINE)
+_CLASS = re.compile(r"^class[ \t]+(\w+)", re.MULTILINE)
 _ALIAS = re.compile(r"^(\w+)(?:\s+as\s+(\w+))?$")
 
 
@@ -117,7 +118,7 @@ def imported_names(text: str, importer: str, is_package: bool) -> list[tuple[str
 
 def plan_links(files: Iterable[tuple[str, str]],
                known: Optional[dict[str, tuple[str, bool]]] = None) -> dict[str, tuple[Link, ...]]:
-    """For each ``(path, text)`` of the run: the functions it imports from other files of it;
+    """For each ``(path, text)`` of the run: the functions and classes it imports from other files of it;
     ``known``: the :func:`module_names` of the paths, when the caller has them."""
     files = list(files)
     if known is None:
@@ -131,6 +132,8 @@ def plan_links(files: Iterable[tuple[str, str]],
         packages[path] = is_package
         if name and "def " in text:
             functions.setdefault(name, set()).update(m.group(1) for m in line_matches(_DEF, text, "def"))
+        if name and "class " in text:
+            functions.setdefault(name, set()).update(m.group(1) for m in line_matches(_CLASS, text, "class"))
     plan: dict[str, tuple[Link, ...]] = {}
     for path, text in files:
         if "import" not in text:

@@ -28,6 +28,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import libcst as cst
 
+from shapecheck.semantic.imports import ImportTable
 from shapecheck.semantic.syntax import all_params, dotted_name, sub_blocks, target_names
 from shapecheck.semantic.walk import walk
 
@@ -101,6 +102,53 @@ class ForeignHome:
         self.functions = index.functions
         self.classes = index.classes
         self.scan: Any = None
+        self._module_classes: Optional[frozenset[str]] = None
+
+    @property
+    def module_classes(self) -> frozenset[str]:
+        """Its classes that subclass ``torch.nn.Module``: a ``torch.nn`` class as a base (through
+        its module-level imports), or another such class of the file."""
+        if self._module_classes is None:
+            imports = ImportTable()
+            for stmt in self.module.body:
+                if type(stmt) is cst.SimpleStatementLine:
+                    for small in stmt.body:
+                        if type(small) is cst.Import:
+                            imports.add_import(small)
+                        elif type(small) is cst.ImportFrom:
+                            imports.add_import_from(small)
+            found: set[str] = set()
+            changed = True
+            while changed:
+                changed = False
+                for name, info in self.classes.items():
+                    if name not in found and any(_module_base(imports, base.value, found)
+                                                 for base in info.node.bases if base.keyword is None):
+                        found.add(name)
+                        changed = True
+            self._module_classes = frozenset(found)
+        return self._module_classes
+
+
+def _module_base(imports: ImportTable, base: cst.BaseExpression, found: set[str]) -> bool:
+    """``base`` is ``torch.nn.Module`` or another ``torch.nn`` class (a layer), or a class of the
+    file already known to be a module class."""
+    if type(base) is cst.Name and base.value in found:
+        return True
+    qual = imports.resolve(base)
+    return qual is not None and qual.startswith("torch.nn.") and qual.count(".") == 2 \
+        and qual.split(".")[-1][:1].isupper() and qual.split(".")[-1] != "Parameter"
+
+
+def imported_module_class(model: SemanticModel, name: str) -> bool:
+    """``name`` is a class imported from another file of the run, where it subclasses
+    ``torch.nn.Module``: calling it makes a module (its file is parsed once per process)."""
+    defs = model.callees
+    found = defs.imported.get(name) if defs is not None else None
+    if found is None:
+        return False
+    home, original = found
+    return original in home.shared.classes and original in home.shared.module_classes
 
 
 #: how many :class:`ForeignHome` one process keeps (the least recently used goes first): a run

@@ -47,13 +47,15 @@ def test_from_imports_resolve_relative_to_the_importer():
     assert imported_names("from ... import a\n", "pkg.mod", False) == []
 
 
-def test_only_functions_of_files_of_the_run_are_linked(tmp_path):
-    write_tree(tmp_path, {"pkg/__init__.py": "", "pkg/layers.py": HELPERS})
+def test_only_functions_and_classes_of_files_of_the_run_are_linked(tmp_path):
+    layers = HELPERS + "\n\nclass Block:\n    pass\n"
+    write_tree(tmp_path, {"pkg/__init__.py": "", "pkg/layers.py": layers})
     plan = plan_links([
-        (str(tmp_path / "pkg/layers.py"), HELPERS),
-        (str(tmp_path / "pkg/model.py"), "from .layers import heads, missing\nfrom torch import nn\n"),
+        (str(tmp_path / "pkg/layers.py"), layers),
+        (str(tmp_path / "pkg/model.py"), "from .layers import heads, missing, Block\nfrom torch import nn\n"),
     ])
-    assert plan == {str(tmp_path / "pkg/model.py"): (Link("heads", "pkg.layers", "heads"),)}
+    assert plan == {str(tmp_path / "pkg/model.py"): (Link("heads", "pkg.layers", "heads"),
+                                                      Link("Block", "pkg.layers", "Block"))}
 
 
 def test_a_helper_of_another_file_is_re_analysed_at_the_call(tmp_path, monkeypatch):
@@ -101,3 +103,30 @@ def test_the_digest_covers_the_linked_texts():
     assert one == link_digest(b"x", link, {"pkg.layers": b"a"})
     assert one != link_digest(b"x", link, {"pkg.layers": b"b"})
     assert one != link_digest(b"y", link, {"pkg.layers": b"a"})
+
+
+NET = (
+    "import torch.nn as nn\nfrom torch.nn import Module\n\n\nclass Net(nn.Module):\n    def __init__(self):\n"
+    "        super().__init__()\n        self.fc = nn.Linear(4, 2)\n\n    def forward(self, x):\n"
+    "        return self.fc(x)\n\n\nclass Deeper(Net):\n    pass\n\n\nclass Head(Module):\n    pass\n\n\n"
+    "class Plain:\n    def to(self, device):\n        return self\n\n    def __call__(self, x):\n        return x\n"
+)
+TRAIN = (
+    "import torch\nfrom .net import Net, Deeper, Head, Plain\n\n\ndef main(kind):\n"
+    "    device = torch.device('cuda')\n    model = {kind}().to(device)\n    return model(torch.randn(8, 4))\n"
+)
+
+
+def test_an_imported_module_class_makes_a_module(tmp_path, monkeypatch):
+    """An instance of an ``nn.Module`` class of another file of the run is a module: moved to
+    the GPU, it is given a CPU tensor. A plain class of that file is not."""
+    files = {"pkg/__init__.py": "", "pkg/net.py": NET}
+    files.update({f"pkg/use_{kind.lower()}.py": TRAIN.replace("{kind}", kind)
+                  for kind in ("Net", "Deeper", "Head", "Plain")})
+    write_tree(tmp_path, files)
+    monkeypatch.chdir(tmp_path)
+    settings = build_settings(str(tmp_path), None, Selectors(select=["SC403"]))
+    run = lint.run(["."], settings, jobs=1, use_cache=False)
+    assert _found(run) == [("pkg/use_deeper.py", "SC403", 8), ("pkg/use_head.py", "SC403", 8),
+                           ("pkg/use_net.py", "SC403", 8)]
+    assert lint.run(["pkg/use_net.py"], settings, jobs=1, use_cache=False).diagnostics == []

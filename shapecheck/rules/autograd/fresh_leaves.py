@@ -5,7 +5,11 @@ loop: every iteration back-propagates into new tensors whose ``.grad`` starts em
 accumulates and no ``zero_grad()`` is needed. Only spellings that certainly make a new tensor
 count: a torch factory, ``nn.Parameter(...)``, a ``clone()``/``detach()``, and
 ``.requires_grad_()`` on one of those (``t.requires_grad_()`` alone returns ``t`` itself, which
-may carry the gradients of the last iteration).
+may carry the gradients of the last iteration). The parameters of a module constructed in the
+iteration (``m = nn.Linear(...)``, ``m = Net(...)``: a class called, not a function that may
+return a module it keeps) are new leaves too, taken as ``m.parameters()``,
+``m.named_parameters()``, a comprehension or ``filter``/``list`` over those, or the ``.values()``
+of a dict built from them.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import libcst as cst
 
 from shapecheck.rules.autograd.optimizer_owners import optimizer_params
 from shapecheck.rules.helpers.calls import dotted_name, method_call, torch_name
+from shapecheck.semantic.facts import MODULE
 from shapecheck.semantic.syntax import target_names
 from shapecheck.semantic.torch_api import FACTORIES, PARAMETER_CLASSES
 from shapecheck.semantic.walk import walk
@@ -61,6 +66,52 @@ def _fresh_leaf(ctx, value: cst.BaseExpression) -> bool:
     return call is not None and call[1] == "requires_grad_" and _new_tensor(ctx, call[0])
 
 
+def _new_module(ctx, value: cst.BaseExpression) -> bool:
+    """``value`` constructs a module: a call of the module class it makes (``nn.Linear(...)``, a
+    class of the file), not of a function that returns one."""
+    if type(value) is not cst.Call:
+        return False
+    made = ctx.fact(value)
+    return made.kind == MODULE and made.qual is not None \
+        and made.qual in (ctx.qualname(value.func), dotted_name(value.func))
+
+
+def _module_made_in(ctx, body: cst.CSTNode, module: cst.BaseExpression) -> bool:
+    """``module`` is a name bound in ``body`` only to new modules."""
+    name = dotted_name(module)
+    values = _bindings(body, name) if name is not None else []
+    return bool(values) and all(_new_module(ctx, v) for v in values)
+
+
+def _iterated(expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """What ``expr`` takes its elements from: the iterable of a one-``for`` comprehension, the
+    argument of ``list``/``tuple``/``iter``, the second of ``filter``; else ``None``."""
+    if isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+        return expr.for_in.iter if expr.for_in.inner_for_in is None else None
+    if type(expr) is cst.Call and not any(a.keyword is not None or a.star for a in expr.args):
+        func = dotted_name(expr.func)
+        if func in ("list", "tuple", "iter") and len(expr.args) == 1:
+            return expr.args[0].value
+        if func == "filter" and len(expr.args) == 2:
+            return expr.args[1].value
+    return None
+
+
+def _module_params(ctx, body: cst.CSTNode, params: cst.BaseExpression) -> bool:
+    """``params`` holds only parameters of modules constructed in ``body``."""
+    inner = _iterated(params)
+    if inner is not None:
+        return _module_params(ctx, body, inner)
+    call = method_call(params) if type(params) is cst.Call else None
+    if call is not None and call[1] in ("parameters", "named_parameters"):
+        return _module_made_in(ctx, body, call[0])
+    if call is not None and call[1] == "values" and not params.args:  # type: ignore[attr-defined]
+        return _module_params(ctx, body, call[0])
+    name = dotted_name(params)
+    values = _bindings(body, name) if name is not None else []
+    return bool(values) and all(_iterated(v) is not None and _module_params(ctx, body, v) for v in values)
+
+
 def _params_made_in(ctx, body: cst.CSTNode, params: cst.BaseExpression) -> bool:
     """Every tensor of the optimizer's ``params`` (a list or tuple of names, or one name) is
     bound in ``body`` to a new leaf only."""
@@ -68,6 +119,8 @@ def _params_made_in(ctx, body: cst.CSTNode, params: cst.BaseExpression) -> bool:
         items = [e.value for e in params.elements]
         return bool(items) and all(type(e) is not cst.StarredElement for e in params.elements) \
             and all(_params_made_in(ctx, body, item) for item in items)
+    if _module_params(ctx, body, params):
+        return True
     name = dotted_name(params)
     if name is None:
         return False

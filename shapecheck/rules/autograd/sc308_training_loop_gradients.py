@@ -142,8 +142,9 @@ Flags two mistakes of training loops:
   as part of the loop. With several optimizers built as `optim.X(M.parameters())`, each one's
   gradients must be cleared (`opt.zero_grad()` or `M.zero_grad()`): a GAN loop that clears only
   the discriminator's is flagged at the generator's step. An optimizer built in each iteration
-  over leaves also made in it (`x = x0.clone().requires_grad_(); opt = optim.Adam([x])`) starts
-  with empty gradients and is not flagged.
+  over leaves also made in it (`x = x0.clone().requires_grad_(); opt = optim.Adam([x])`, or
+  `model = Net(); opt = optim.SGD(model.parameters())` with a class called, not a function
+  that may return a module it keeps) starts with empty gradients and is not flagged.
 - a second `backward()` through the same graph without `retain_graph=True` on the first: the
   same loss twice in a row, a loss computed before a loop and back-propagated inside it, or a
   loss computed from a value (the output of a module of the file) that an earlier loss was
@@ -264,6 +265,16 @@ losses and call `backward()` once.
         "        x_in = latents.detach().clone()\n""        x_in.requires_grad = True\n"
         "        opt = torch.optim.SGD([x_in], lr=lr)\n""        unet(x_in, t).sum().backward()\n"
         "        opt.step()\n""        latents = x_in.detach()\n",
+        # a new module (a class called) and an optimizer over its parameters in each iteration
+        "import torch\n""import torch.nn as nn\n""def sweep(sizes):\n""    for hidden in sizes:\n"
+        "        model = nn.Linear(hidden, 2)\n""        opt = torch.optim.SGD(model.parameters(), 1)\n"
+        "        model(torch.randn(3, hidden)).sum().backward()\n""        opt.step()\n",
+        "import torch\n""import torch.nn as nn\n""class Gen(nn.Module):\n""    def __init__(self, n):\n"
+        "        super().__init__()\n""        self.fc = nn.Linear(n, n)\n""    def forward(self, x):\n"
+        "        return self.fc(x)\n""def check(cases):\n""    for case in cases:\n""        gen = Gen(**case)\n"
+        "        trainable = {n: p for n, p in gen.named_parameters() if p.requires_grad}\n"
+        "        gen(torch.randn(2, 4)).sum().backward()\n""        opt = torch.optim.SGD(trainable.values(), 1)\n"
+        "        opt.step()\n",
         # `dim=` in a call on the wrapper does not make it a tensor
         "from accelerate import Accelerator\n""def train(model, loader, opt):\n""    accelerator = Accelerator()\n"
         "    for batch in loader:\n""        loss = model(batch).mean()\n""        accelerator.backward(loss)\n"
@@ -292,6 +303,10 @@ losses and call `backward()` once.
         "    def reset(self):\n        self.optimizer.step()\n"
         "    def fit(self, model, loader, loss_fn):\n        for x, y in loader:\n            self.reset()\n"
         "            loss_fn(model(x), y).backward()\n            self.optimizer.step()  # <--\n",
+        # the module comes from a function, which may return the same one each time
+        "import torch\n""import torch.nn as nn\n""net = nn.Linear(4, 2)\n""def get_model():\n""    return net\n"
+        "for step in range(3):\n""    model = get_model()\n""    opt = torch.optim.SGD(model.parameters(), 0.1)\n"
+        "    model(torch.randn(3, 4)).sum().backward()\n""    opt.step()  # <--\n",
         # the gradients are cleared between backward() and step(): the step applies nothing
         "def train(model, loader, criterion, optimizer):\n    for x, y in loader:\n        out = model(x)\n"
         "        loss = criterion(out, y)\n        loss.backward()\n        optimizer.zero_grad()  # <--\n"

@@ -16,7 +16,7 @@ from shapecheck.semantic.eval.tensor_methods import method_call
 from shapecheck.semantic.eval.torch_functions import qualified_call
 from shapecheck.semantic.facts import BOOL, FLOAT, INT, MODULE, STR, TENSOR, UNKNOWN, Fact
 from shapecheck.semantic.model import Signature
-from shapecheck.semantic.summaries import is_self, reanalyse, resolve_call
+from shapecheck.semantic.summaries import imported_module_class, is_self, reanalyse, resolve_call
 from shapecheck.semantic.syntax import CallArgs, dotted_name
 from shapecheck.shapes import Dim, Shape
 
@@ -103,6 +103,8 @@ def _local_call(ev: Eval, name: str, expr: cst.Call) -> Fact:
         if model.classes[name]:
             return local_module(ev, name)
         return UNKNOWN
+    if imported_module_class(model, name):
+        return Fact(kind=MODULE, qual=name)  # an instance of a module class of another file of the run
     sig = model.signatures.get(name)
     if sig is not None:
         return _signature_call(ev, sig, expr)
