@@ -8,8 +8,11 @@ folder of ``<owner>+<name>`` git directories, e.g. made with ``git clone --bare`
 For every file the original text is linted first (all rules, ``--select SC`` semantics); its
 diagnostics are the baseline. Then every seed is applied alone (one line replaced by one line, a
 line emptied, or for a control two lines swapped) and the file is linted again, in-process through
-the engine API. A diagnostic is *new* when the baseline has none with its line and code (on the
-edited lines, which a swap reorders, with its code alone). Then:
+the engine API, in the context of its folder: the other ``.py`` files of its directory at that
+commit are staged beside it and are the other files of the run, so that what it imports from them
+(``from model import Net``) is known, as ``shapecheck lint <repo>`` would see it
+(``--alone`` lints each file by itself). A diagnostic is *new* when the baseline has none with its
+line and code (on the edited lines, which a swap reorders, with its code alone). Then:
 
 * a bug seed is **caught** when a new diagnostic carries the seed's
   expected code on the seeded line or on one of the lines its ``report_at`` names (where torch
@@ -25,6 +28,7 @@ Usage::
     python benchmarks/seeded/run.py --only nanogpt  # seeds whose id contains the text
     python benchmarks/seeded/run.py --show ID       # print the seeded line and the new findings
     python benchmarks/seeded/run.py --check         # only validate seeds.toml against the files
+    python benchmarks/seeded/run.py --alone         # each file by itself, without its folder
 
 Exit status: 0, or 2 when a seed cannot be applied (its ``old`` text is missing or ambiguous) or
 a file cannot be read from its snapshot.
@@ -175,15 +179,33 @@ def apply_seed(text: str, seed: Seed) -> tuple[str, list[int], range]:
     return "\n".join(seeded), at, edited
 
 
+def read_siblings(mirror: str, source: Source) -> dict[str, str]:
+    """The other ``.py`` files of the directory of ``source`` at its commit, by file name."""
+    gdir = git_dir(mirror, source.repo)
+    folder = os.path.dirname(source.path)
+    listing = subprocess.run(
+        ["git", "--git-dir", gdir, "ls-tree", "--name-only", source.commit, f"{folder}/" if folder else "."],
+        check=True, capture_output=True, text=True,
+    ).stdout.split()
+    siblings = {}
+    for path in listing:
+        if path.endswith(".py") and path != source.path:
+            shown = subprocess.run(["git", "--git-dir", gdir, "show", f"{source.commit}:{path}"],
+                                   check=True, capture_output=True)
+            siblings[os.path.basename(path)] = shown.stdout.decode("utf-8", "replace")
+    return siblings
+
+
 def make_linter() -> Any:
-    """A function linting one text with every rule (``--select SC``)."""
+    """A function linting one text with every rule (``--select SC``), with the texts of the
+    other files of its run (by path, staged on disk)."""
     from shapecheck.engine.config import Selectors, selected_rules
     from shapecheck.lint import lint_text
 
     rules = selected_rules([Selectors(select=["SC"])])
 
-    def lint(text: str, path: str) -> list[Any]:
-        return lint_text(text, rules, path)
+    def lint(text: str, path: str, others: Optional[dict[str, str]] = None) -> list[Any]:
+        return lint_text(text, rules, path, others)
 
     return lint
 
@@ -219,8 +241,10 @@ def judge(seed: Seed, fresh: list[Any], at: list[int]) -> str:
     return "missed"
 
 
-def run(seeds_path: str, mirror: str, only: Optional[str], check_only: bool) -> tuple[list[dict], list[str]]:
-    """Lint every file and seed; the per-seed results and the problems met."""
+def run(seeds_path: str, mirror: str, only: Optional[str], check_only: bool,
+        alone: bool = False) -> tuple[list[dict], list[str]]:
+    """Lint every file and seed (with its folder, unless ``alone``); the per-seed results and the
+    problems met."""
     sources, seeds = load_seeds(seeds_path)
     problems: list[str] = []
     for source in sources.values():
@@ -231,6 +255,7 @@ def run(seeds_path: str, mirror: str, only: Optional[str], check_only: bool) -> 
     selected = [s for s in seeds if only is None or only in s.id]
     lint = None if check_only else make_linter()
     baselines: dict[str, list[Any]] = {}
+    contexts: dict[str, dict[str, str]] = {}
     results = []
     with tempfile.TemporaryDirectory(prefix="seeded-") as scratch:
         for seed in selected:
@@ -254,8 +279,16 @@ def run(seeds_path: str, mirror: str, only: Optional[str], check_only: bool) -> 
                 os.makedirs(os.path.dirname(display), exist_ok=True)
                 with open(display, "w", encoding="utf-8") as handle:
                     handle.write(source.text)
-                baselines[seed.file] = lint(source.text, display)
-            fresh = new_findings(baselines[seed.file], lint(seeded, display), edited)
+                others: dict[str, str] = {}
+                if not alone:
+                    for name, text in read_siblings(mirror, source).items():
+                        staged = os.path.join(os.path.dirname(display), name)
+                        with open(staged, "w", encoding="utf-8") as handle:
+                            handle.write(text)
+                        others[staged] = text
+                contexts[seed.file] = others
+                baselines[seed.file] = lint(source.text, display, others)
+            fresh = new_findings(baselines[seed.file], lint(seeded, display, contexts[seed.file]), edited)
             results.append({
                 "id": seed.id, "file": seed.file, "repo": source.repo, "path": source.path,
                 "kind": seed.kind, "code": seed.code, "lines": at, "verified": seed.verified,
@@ -313,8 +346,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--show", help="print the new findings of this seed")
     parser.add_argument("--json", help="write every result to this file")
     parser.add_argument("--check", action="store_true", help="only check that every seed applies")
+    parser.add_argument("--alone", action="store_true", help="lint each file by itself, without its folder")
     args = parser.parse_args(argv)
-    results, problems = run(args.seeds, args.mirror, args.only, args.check)
+    results, problems = run(args.seeds, args.mirror, args.only, args.check, args.alone)
     for problem in problems:
         print(f"problem: {problem}", file=sys.stderr)
     if not args.check:

@@ -764,9 +764,15 @@ def _notebook_noqa_problems(path: str, data: bytes, known: list[str]) -> list[tu
     return found
 
 
-def lint_text(text: str, rule_classes: list, path: str = "<string>") -> list[Diagnostic]:
-    """Diagnostics for one source string under the given rule classes (noqa applied)."""
-    result = _Linter(rule_classes).lint(FileJob(path, text.encode("utf-8")), MODE_CHECK)
+def lint_text(text: str, rule_classes: list, path: str = "<string>",
+              others: Optional[dict[str, str]] = None) -> list[Diagnostic]:
+    """Diagnostics for one source string under the given rule classes (noqa applied);
+    ``others``: the texts of the other files of its run, by path (package chains are read from
+    the disk, as in a run), whose functions and classes ``text`` may import."""
+    job = FileJob(path, text.encode("utf-8"))
+    if others:
+        job = _with_links([job, *(FileJob(p, t.encode("utf-8")) for p, t in others.items() if p != path)])[0]
+    result = _Linter(rule_classes).lint(job, MODE_CHECK)
     return sorted(result.diagnostics, key=Diagnostic.sort_key)
 
 
