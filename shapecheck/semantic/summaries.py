@@ -102,42 +102,70 @@ class ForeignHome:
         self.functions = index.functions
         self.classes = index.classes
         self.scan: Any = None
-        self._module_classes: Optional[frozenset[str]] = None
+        self._imports: Optional[ImportTable] = None
+        self._derived: dict[str, frozenset[str]] = {}
+
+    @property
+    def imports(self) -> ImportTable:
+        """Its module-level imports."""
+        if self._imports is None:
+            self._imports = module_imports(self.module.body)
+        return self._imports
 
     @property
     def module_classes(self) -> frozenset[str]:
         """Its classes that subclass ``torch.nn.Module``: a ``torch.nn`` class as a base (through
         its module-level imports), or another such class of the file."""
-        if self._module_classes is None:
-            imports = ImportTable()
-            for stmt in self.module.body:
-                if type(stmt) is cst.SimpleStatementLine:
-                    for small in stmt.body:
-                        if type(small) is cst.Import:
-                            imports.add_import(small)
-                        elif type(small) is cst.ImportFrom:
-                            imports.add_import_from(small)
-            found: set[str] = set()
-            changed = True
-            while changed:
-                changed = False
-                for name, info in self.classes.items():
-                    if name not in found and any(_module_base(imports, base.value, found)
-                                                 for base in info.node.bases if base.keyword is None):
-                        found.add(name)
-                        changed = True
-            self._module_classes = frozenset(found)
-        return self._module_classes
+        return self.classes_deriving("torch.nn.")
+
+    def classes_deriving(self, prefix: str) -> frozenset[str]:
+        """Its classes with a base whose qualified name starts with ``prefix`` (a module of
+        classes, or one class), directly or through other classes of the file."""
+        found = self._derived.get(prefix)
+        if found is None:
+            found = self._derived[prefix] = derived_classes(self.classes, self.imports.resolve, prefix)
+        return found
 
 
-def _module_base(imports: ImportTable, base: cst.BaseExpression, found: set[str]) -> bool:
-    """``base`` is ``torch.nn.Module`` or another ``torch.nn`` class (a layer), or a class of the
-    file already known to be a module class."""
+def module_imports(body: Sequence[cst.BaseStatement]) -> ImportTable:
+    """The import table of the module-level ``import`` statements of ``body``."""
+    imports = ImportTable()
+    for stmt in body:
+        if type(stmt) is cst.SimpleStatementLine:
+            for small in stmt.body:
+                if type(small) is cst.Import:
+                    imports.add_import(small)
+                elif type(small) is cst.ImportFrom:
+                    imports.add_import_from(small)
+    return imports
+
+
+def derived_classes(classes: dict[str, ClassInfo], resolve: Callable[[cst.CSTNode], Optional[str]],
+                    prefix: str) -> frozenset[str]:
+    """The classes of ``classes`` with a base whose qualified name (through ``resolve``) is
+    ``prefix``, or starts with ``prefix`` ending in a dot and names a class of that module (a
+    capitalised name, ``Parameter`` aside), or a base that is such a class of the same file."""
+    found: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for name, info in classes.items():
+            if name not in found and any(_derived_base(resolve(base.value), base.value, found, prefix)
+                                         for base in info.node.bases if base.keyword is None):
+                found.add(name)
+                changed = True
+    return frozenset(found)
+
+
+def _derived_base(qual: Optional[str], base: cst.BaseExpression, found: set[str], prefix: str) -> bool:
     if type(base) is cst.Name and base.value in found:
         return True
-    qual = imports.resolve(base)
-    return qual is not None and qual.startswith("torch.nn.") and qual.count(".") == 2 \
-        and qual.split(".")[-1][:1].isupper() and qual.split(".")[-1] != "Parameter"
+    if qual is None:
+        return False
+    if not prefix.endswith("."):
+        return qual == prefix
+    last = qual[len(prefix):]
+    return qual.startswith(prefix) and "." not in last and last[:1].isupper() and last != "Parameter"
 
 
 def imported_module_class(model: SemanticModel, name: str) -> bool:
@@ -148,7 +176,32 @@ def imported_module_class(model: SemanticModel, name: str) -> bool:
     if found is None:
         return False
     home, original = found
-    return original in home.shared.classes and original in home.shared.module_classes
+    return original in home.shared.module_classes
+
+
+#: the qualified names of ``torch.autograd.Function``
+AUTOGRAD_FUNCTION = ("torch.autograd.Function", "torch.autograd.function.Function")
+
+
+def autograd_function(model: SemanticModel, name: str) -> Optional[ClassInfo]:
+    """The class ``name`` (of this file, or imported from another file of the run) when it
+    subclasses ``torch.autograd.Function``: ``name.apply(...)`` runs its ``forward``."""
+    defs = model.callees
+    if defs is None:
+        return None
+    info = defs.classes.get(name)
+    if info is not None:
+        if any(name in derived_classes(defs.classes, model.imports.resolve, qual) for qual in AUTOGRAD_FUNCTION):
+            return info
+        return None
+    imported = defs.imported.get(name)
+    if imported is None:
+        return None
+    home, original = imported
+    shared = home.shared
+    if any(original in shared.classes_deriving(qual) for qual in AUTOGRAD_FUNCTION):
+        return shared.classes.get(original)
+    return None
 
 
 #: how many :class:`ForeignHome` one process keeps (the least recently used goes first): a run

@@ -7,7 +7,7 @@ import pytest
 
 from semantic_probe import facts, reveal
 
-from shapecheck.semantic.facts import NON_LEAF
+from shapecheck.semantic.facts import NO_GRAD, NON_LEAF
 
 
 def test_grad_facts_and_grad_mode():
@@ -82,3 +82,35 @@ def test_a_plain_set_grad_enabled_false_makes_grad_mode_unknown():
         reveal(w * 2)
     """
     assert [f.grad for f in facts(code)] == [None, None, None, NON_LEAF]
+
+
+FUNCTION = """
+import torch
+from torch.autograd import Function
+
+
+class Rev(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x.flip(0)
+
+
+class Pair(Function):
+    @staticmethod
+    def forward(ctx, x):
+        out = (x, x * 2)
+        return out
+
+
+w = torch.randn(3, requires_grad=True)
+reveal(Rev.apply(w))
+reveal(Rev.apply(torch.zeros(3)))
+with torch.no_grad():
+    reveal(Rev.apply(w))
+reveal(Pair.apply(w))
+"""
+
+
+def test_the_apply_of_an_autograd_function_is_a_tensor_unless_forward_returns_several():
+    seen = [(f.kind, f.grad) for f, _ in reveal(FUNCTION)]
+    assert seen == [("tensor", NON_LEAF), ("tensor", None), ("tensor", NO_GRAD), (None, None)]

@@ -265,6 +265,12 @@ losses and call `backward()` once.
         "        x_in = latents.detach().clone()\n""        x_in.requires_grad = True\n"
         "        opt = torch.optim.SGD([x_in], lr=lr)\n""        unet(x_in, t).sum().backward()\n"
         "        opt.step()\n""        latents = x_in.detach()\n",
+        # `Fn.apply(x)` of an autograd Function is a tensor: `.backward(g)` on it starts there
+        "import torch\n""class Rev(torch.autograd.Function):\n""    @staticmethod\n""    def forward(ctx, x):\n"
+        "        return x.flip(0)\n""    @staticmethod\n""    def backward(ctx, g):\n""        return g.flip(0)\n"
+        "def check():\n""    a = torch.randn(4, requires_grad=True)\n"
+        "    g = torch.randn(4, requires_grad=True).double()\n""    expected = a.flip(0)\n"
+        "    expected.backward(g)\n""    out = Rev.apply(a)\n""    out.backward(g)\n",
         # a new module (a class called) and an optimizer over its parameters in each iteration
         "import torch\n""import torch.nn as nn\n""def sweep(sizes):\n""    for hidden in sizes:\n"
         "        model = nn.Linear(hidden, 2)\n""        opt = torch.optim.SGD(model.parameters(), 1)\n"

@@ -14,10 +14,13 @@ from shapecheck.semantic.eval.nn_modules import local_module, module_call
 from shapecheck.semantic.eval.registry import Eval, expression
 from shapecheck.semantic.eval.tensor_methods import method_call
 from shapecheck.semantic.eval.torch_functions import qualified_call
-from shapecheck.semantic.facts import BOOL, FLOAT, INT, MODULE, STR, TENSOR, UNKNOWN, Fact
+from shapecheck.semantic.facts import BOOL, FLOAT, INT, MODULE, NO_GRAD, NON_LEAF, STR, TENSOR, UNKNOWN, Fact, Grad
 from shapecheck.semantic.model import Signature
-from shapecheck.semantic.summaries import imported_module_class, is_self, reanalyse, resolve_call
-from shapecheck.semantic.syntax import CallArgs, dotted_name
+from shapecheck.semantic.summaries import (
+    ClassInfo, autograd_function, imported_module_class, is_self, reanalyse, resolve_call,
+)
+from shapecheck.semantic.syntax import CallArgs, dotted_name, target_names
+from shapecheck.semantic.walk import walk
 from shapecheck.shapes import Dim, Shape
 
 #: what a call of an annotated function binds: dim name -> dim, ``*rest`` name -> dims
@@ -53,6 +56,10 @@ def _call(ev: Eval, expr: cst.Call) -> Fact:
             return reanalysed
         if recv.kind is None and _own_object(ev, func.value):
             return UNKNOWN  # `self.norm(x)`: a method of the class, not `Tensor.norm`
+        if func.attr.value == "apply" and type(func.value) is cst.Name and recv.kind is None:
+            function = autograd_function(ev.model, func.value.value)
+            if function is not None:
+                return _function_result(ev, function, expr)
         return method_call(ev, recv, func.attr.value, expr, recv_expr=func.value)
     if type(func) is cst.Name:
         reanalysed = _reanalysed(ev, expr, None)
@@ -71,6 +78,30 @@ def _reanalysed(ev: Eval, expr: cst.Call, receiver: Optional[Fact]) -> Optional[
     returns, from a re-analysis of the callee with the facts of this call site."""
     callee = resolve_call(ev.model, expr)
     return reanalyse(ev, callee, expr, receiver) if callee is not None else None
+
+
+def _function_result(ev: Eval, function: ClassInfo, expr: cst.Call) -> Fact:
+    """``F.apply(...)`` of a ``torch.autograd.Function``: a tensor when every ``return`` of its
+    ``forward`` gives one value (no tuple, and no name bound to one there); it requires grad when
+    grad mode is on and a tensor argument does, and not with grad mode off."""
+    forward = function.methods.get("forward")
+    if forward is None:
+        return UNKNOWN
+    returns = [node for node in walk(forward.body) if type(node) is cst.Return]
+    tuples = {name for node in walk(forward.body)
+              if type(node) is cst.Assign and isinstance(node.value, (cst.Tuple, cst.List))
+              for t in node.targets for name in target_names(t.target)}
+    if not returns or any(r.value is None or isinstance(r.value, (cst.Tuple, cst.List))
+                          or type(r.value) is cst.Name and r.value.value in tuples for r in returns):
+        return UNKNOWN
+    grad: Optional[Grad] = None
+    enabled = ev.model.grad_enabled
+    if enabled is False:
+        grad = NO_GRAD
+    elif enabled is True and any(f.kind == TENSOR and f.requires_grad is True
+                                 for f in (ev.fact(a.value) for a in expr.args if a.keyword is None and not a.star)):
+        grad = NON_LEAF
+    return Fact(kind=TENSOR, grad=grad)
 
 
 def _own_object(ev: Eval, expr: cst.BaseExpression) -> bool:
