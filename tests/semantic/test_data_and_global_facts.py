@@ -27,6 +27,15 @@ def test_indexed_batch_is_a_tensor_of_the_loader() -> None:
     assert one(LOADER_CODE.format(index="i")).kind is None  # an index the analysis cannot read
 
 
+def test_batches_of_one_sample_have_a_first_dim_of_one() -> None:
+    """``batch_size=1``, or none given (the default is 1): every batch holds one sample."""
+    one_sample = Shape((1,), rest_at=1)
+    assert one(LOADER_CODE.replace("batch_size=2", "batch_size=1").format(index="0")).shape == one_sample
+    assert one(LOADER_CODE.replace(", batch_size=2", "").format(index="1")).shape == one_sample
+    sampled = LOADER_CODE.replace("batch_size=2", "batch_sampler=sampler").format(index="0")
+    assert one(sampled).shape == Shape((None,), rest_at=1)
+
+
 def test_loader_returned_by_a_helper_of_the_file() -> None:
     code = """
     import torch

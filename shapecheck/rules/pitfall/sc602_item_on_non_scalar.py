@@ -73,6 +73,11 @@ total = x.sum().item()        # or reduce first
 """
     valid = (
         "import torch\nx = torch.randn(2, 3)\nv = x.sum().item()\n",
+        # a loader of one sample per batch (`batch_size=1`, or the default)
+        "import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n"
+        "ds = TensorDataset(torch.randn(10, 4), torch.randint(0, 3, (10,)))\n"
+        "def count():\n    hits = 0\n    for data, target in DataLoader(ds, batch_size=1):\n"
+        "        hits += target.item() == 0\n    return hits\n",
         "import torch\nx = torch.randn(2, 3)\nv = x[0, 0].item()\n",
         "import torch\nx = torch.tensor([3.14])\nv = x.item()\n",
         "import torch\nx = torch.randn(2, 3)\nvalues = x.tolist()\n",

@@ -6,7 +6,9 @@ numbers) is a list of tensors, each with the batch as its first dim: ``for data,
 loader`` binds two tensors of rank at least 1. The loader is known only for datasets whose items
 are known: ``TensorDataset`` (its tensors' device) and ``torchvision.datasets`` (CPU tensors
 after their transforms, unless the file has a ``transforms.Lambda``). A ``collate_fn`` (or
-``**kwargs`` in a file that mentions one) and ``batch_size=None`` leave the batches unknown.
+``**kwargs`` in a file that mentions one) and ``batch_size=None`` leave the batches unknown. With
+``batch_size=1`` (or none given: the default is 1) and no ``batch_sampler``, every batch has a
+first dim of 1 (the loader's ``value`` is 1).
 Datasets and loaders are no tensors: their facts have no kind, only ``qual`` (and the device
 and grad of the tensors they hold).
 """
@@ -69,21 +71,25 @@ def _loader(ev: Eval, args: CallArgs) -> Optional[Fact]:
         return None
     if ds.qual not in (TENSOR_DATASET, VISION_DATASET):
         return None
-    return Fact(qual=LOADER, device=ds.device, grad=ds.grad)
+    one = "batch_sampler" not in args.kw and not args.starred and (
+        size is None or type(size) is cst.Integer and size.value == "1")
+    return Fact(qual=LOADER, device=ds.device, grad=ds.grad, value=1 if one else None)
 
 
 def loader_batch(loader: Fact) -> Optional[Fact]:
     """The element a loop over ``loader`` binds, when it is a known loader."""
     if loader.kind is not None or loader.qual != LOADER:
         return None
-    return Fact(qual=BATCH, device=loader.device, grad=loader.grad)
+    return Fact(qual=BATCH, device=loader.device, grad=loader.grad, value=loader.value)
 
 
 def batch_fields(batch: Fact, count: int) -> Optional[tuple[Fact, ...]]:
-    """The tensors ``a, b = batch`` binds from a batch of a known loader."""
+    """The tensors ``a, b = batch`` binds from a batch of a known loader (a first dim of 1 when
+    the loader's batches hold one sample)."""
     if batch.kind is not None or batch.qual != BATCH:
         return None
-    return tuple(Fact(kind=TENSOR, shape=Shape((None,), rest_at=1), device=batch.device, grad=batch.grad)
+    first = 1 if batch.value == 1 else None
+    return tuple(Fact(kind=TENSOR, shape=Shape((first,), rest_at=1), device=batch.device, grad=batch.grad)
                  for _ in range(count))
 
 
