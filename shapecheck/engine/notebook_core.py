@@ -9,6 +9,7 @@ functions, is :mod:`shapecheck.engine.notebooks`, where the behaviour is describ
 from __future__ import annotations
 
 import re
+from ast import PyCF_ALLOW_TOP_LEVEL_AWAIT, PyCF_ONLY_AST
 from dataclasses import dataclass, replace
 from typing import Any, Iterable, Optional, Sequence
 
@@ -157,11 +158,36 @@ def analyse(linter: Any, path: str, program: Program):
         module, findings, diagnostics = linter.analyze(path, program.text)
         if module is not None:
             return program, module, findings, diagnostics, dropped
+        alone = _cells_failing_alone(linter, path, program, {d.cell for d in dropped})
+        if alone:  # Jupyter compiles each cell by itself: a cell that does not parse alone is out
+            dropped.extend(alone)
+            program = program.without(d.cell for d in dropped if d.cell is not None)
+            continue
         errors = [d for d in to_cells(program, diagnostics) if d.code == PARSE_ERROR]
         if not errors or errors[0].cell in {d.cell for d in dropped}:
             return program, None, [], to_cells(program, diagnostics), dropped
         dropped.append(errors[0])
         program = program.without(d.cell for d in dropped if d.cell is not None)
+
+
+def _cells_failing_alone(linter: Any, path: str, program: Program, dropped: set) -> list[Diagnostic]:
+    """The ``SC000`` of each code cell (not in ``dropped``) that does not parse by itself, with its
+    position and message counted in the cell (a ``def`` whose body is only comments at the end of
+    a cell fails there, not at the next cell's first line)."""
+    failing = []
+    for cell in program.cells:
+        if cell.number in dropped:
+            continue
+        text = "\n".join(cell.lines) + "\n"
+        try:
+            compile(text, path, "exec", flags=PyCF_ONLY_AST | PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
+            continue
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            pass
+        module, refused = linter.parse(path, text)  # what libcst says: the same words as a .py file
+        if module is None and refused:
+            failing.append(replace(refused[0], cell=cell.number))
+    return failing
 
 
 def _engine(path: str, message: str, line: int = 1, column: int = 1) -> Diagnostic:

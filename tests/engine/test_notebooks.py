@@ -85,6 +85,22 @@ def test_a_cell_that_does_not_parse_is_sc000_at_its_line_and_the_others_are_lint
     assert codes(found) == [("SC000", 2, 2, 12), ("SC101", 3, 1, 5)]
 
 
+def test_a_cell_that_fails_only_at_its_end_is_the_one_left_out():
+    """A ``def`` whose body is only comments fails at the end of its own cell (Jupyter compiles
+    each cell alone), not at the next cell's first line: that cell stays, and the message counts
+    lines in the failing cell."""
+    text = notebook(("code", HEADER + "y = x.t()"), ("code", "# TODO\ndef run(path):\n    ## your code here\n"),
+                    ("code", "z = y.view(32)\nrun('a')"))
+    found = notebooks.lint_notebook(text, SC101, "nb.ipynb")
+    assert codes(found) == [("SC000", 2, 3, 22), ("SC101", 3, 1, 5)]
+    assert "after function definition on line 2" in found[0].message
+
+
+def test_top_level_await_in_a_cell_is_not_a_syntax_error():
+    text = notebook(("code", "import asyncio\nawait asyncio.sleep(0)"), ("code", HEADER + "y = x.t()\nz = y.view(32)"))
+    assert codes(notebooks.lint_notebook(text, SC101, "nb.ipynb")) == [("SC101", 2, 4, 5)]
+
+
 @pytest.mark.parametrize("text, message, position", [
     ('{"cells": [\n  {"cell_type": "code",}\n]}', "cannot parse the notebook: invalid JSON: Expecting property name "
      "enclosed in double quotes", (2, 24)),
