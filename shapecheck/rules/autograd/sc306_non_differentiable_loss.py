@@ -39,14 +39,15 @@ instance...) and the receiver of `.backward()` when it comes from `argmax`, `arg
 `argsort`, the indices of `max`/`min`/`topk`/`sort`/`cummax`, a comparison, a boolean test
 (`isnan`, `isinf`, `any`, `all`, `logical_and`...), or a step function (`round`, `floor`,
 `ceil`, `trunc`, `sign`), directly or through a dtype cast. A value that comes from such an op
-on one branch of an `if` only is not flagged. An error rate or accuracy (`(pred != y).float().mean()`,
-`1 - acc`) is such a value too (a loss of such a value that the function reads only as a number,
-`val.item()` or `float(val)`, is a metric and is not flagged), and so is a loss copied into a new tensor (`torch.tensor(loss)`,
-`torch.Tensor([loss.item()])`, with or without `requires_grad=True`) whose `backward()` runs
-(also when a function of the file returns such a copy: reported at its `return`).
-So is a loss whose prediction does not require grad (`criterion(out.detach(), y)`, `out`
-computed under `torch.no_grad()`) when its `backward()` runs, and `.backward()` on a Python
-number (`loss = criterion(out, y).item()`: reported where `.item()` cut the graph).
+on one branch of an `if` only is not flagged, and neither is a loss that the function reads
+only as a number (`val.item()`, `float(val)`: a metric). An error rate or accuracy
+(`(pred != y).float().mean()`, `1 - acc`) is a value without gradient too, and so is a loss
+copied into a new tensor (`torch.tensor(loss)`, `torch.Tensor([loss.item()])`, with or without
+`requires_grad=True`) whose `backward()` runs (also when a function of the file returns such a
+copy: reported at its `return`). So is a loss whose prediction does not require grad
+(`criterion(out.detach(), y)`, `out` computed under `torch.no_grad()`) when its `backward()`
+runs, and `.backward()` on a Python number (`loss = criterion(out, y).item()`: reported where
+`.item()` cut the graph).
 
 ## Why is this bad?
 `argmax`, `argmin`, indices and comparisons return integers or booleans with no gradient, so
