@@ -9,6 +9,8 @@ backward pass itself (``loss.backward()``, ``accelerator.backward(loss)``,
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 import libcst as cst
 
 from shapecheck.rules.autograd.backward_calls import backward_root
@@ -49,22 +51,27 @@ def _is_modulo(expr: cst.BaseExpression) -> bool:
 
 
 def loop_trains(ctx, loop: cst.CSTNode) -> bool:
-    """The body of ``loop`` runs a backward pass itself, outside the loops nested in it (a loop
-    that only calls a function that trains, once per epoch, syncs once per epoch)."""
-    return any(_runs_backward(ctx, stmt) for block in sub_blocks(loop)[:1] for stmt in block)
+    """The body of ``loop`` runs a backward pass itself, outside the loops nested in it, or an
+    optimizer's ``step()`` after a nested loop that runs one (gradient accumulation): it runs once
+    per training step. A loop that only calls a function that trains, or holds the whole batch
+    loop (an epoch loop), syncs once per epoch."""
+    body = [stmt for block in sub_blocks(loop)[:1] for stmt in block]
+    if any(_runs(ctx, stmt, _backward_in) for stmt in body):
+        return True
+    return any(_runs(ctx, stmt, _steps_in) for stmt in body) and _backward_in(ctx, loop)
 
 
-def _runs_backward(ctx, stmt: cst.CSTNode) -> bool:
-    """``stmt`` runs a backward pass, not counting the loops and definitions nested in it."""
+def _runs(ctx, stmt: cst.CSTNode, found: Callable[[Any, cst.CSTNode], bool]) -> bool:
+    """``found`` holds of ``stmt``, not counting the loops and definitions nested in it."""
     if isinstance(stmt, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef)):
         return False
     if isinstance(stmt, cst.BaseSmallStatement):  # the body of a one-line suite
-        return _backward_in(ctx, stmt)
+        return found(ctx, stmt)
     if type(stmt) is not cst.SimpleStatementLine:
         header = [getattr(stmt, "test", None), *(item.item for item in getattr(stmt, "items", ()))]
-        return any(_backward_in(ctx, part) for part in header if part is not None) \
-            or any(_runs_backward(ctx, inner) for block in sub_blocks(stmt) for inner in block)
-    return any(_backward_in(ctx, small) for small in stmt.body)
+        return any(found(ctx, part) for part in header if part is not None) \
+            or any(_runs(ctx, inner, found) for block in sub_blocks(stmt) for inner in block)
+    return any(found(ctx, small) for small in stmt.body)
 
 
 def _backward_in(ctx, node: cst.CSTNode) -> bool:
@@ -76,4 +83,14 @@ def _backward_in(ctx, node: cst.CSTNode) -> bool:
             return True
         if backward_root(ctx, inner) is not None:
             return True
+    return False
+
+
+def _steps_in(ctx, node: cst.CSTNode) -> bool:
+    """``node`` calls a ``step()`` method (an optimizer's, a scaler's)."""
+    for inner in (node, *walk(node)):
+        if type(inner) is cst.Call:
+            call = method_call(inner)
+            if call is not None and call[1] == "step":
+                return True
     return False

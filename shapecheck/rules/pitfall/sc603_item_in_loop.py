@@ -82,6 +82,11 @@ print(total.item())           # one sync at the end
         "        correct += (model(x).argmax(1) == y).sum().item()\n    return correct\n",
     )
     invalid = (
+        # gradient accumulation: the backward runs in the inner loop, the step in this one
+        "def train(model, opt, batches, accumulate):\n    for i in range(1000):\n"
+        "        for _ in range(accumulate):\n            loss = model(next(batches))\n"
+        "            (loss / accumulate).backward()\n        print(i, loss.item())  # <--\n"
+        "        opt.step()\n        opt.zero_grad()\n",
         "import torch\ndef train(model, loader, loss_fn, opt):\n    total = 0.0\n    for x, y in loader:\n"
         "        loss = loss_fn(model(x), y)\n        loss.backward()\n        opt.step()\n"
         "        total += loss.item()  # <--\n    return total\n",
