@@ -51,14 +51,17 @@ def _is_modulo(expr: cst.BaseExpression) -> bool:
 
 
 def loop_trains(ctx, loop: cst.CSTNode) -> bool:
-    """The body of ``loop`` runs a backward pass itself, outside the loops nested in it, or an
-    optimizer's ``step()`` after a nested loop that runs one (gradient accumulation): it runs once
-    per training step. A loop that only calls a function that trains, or holds the whole batch
-    loop (an epoch loop), syncs once per epoch."""
+    """The body of ``loop`` runs a backward pass itself, outside the loops nested in it, or a
+    nested loop runs one while no nested loop calls ``step()`` (gradient accumulation: the step
+    is here or around): it runs within each training step. A loop that only calls a function
+    that trains, or holds a whole batch loop with its ``step()`` (an epoch loop), syncs once per
+    epoch."""
     body = [stmt for block in sub_blocks(loop)[:1] for stmt in block]
     if any(_runs(ctx, stmt, _backward_in) for stmt in body):
         return True
-    return any(_runs(ctx, stmt, _steps_in) for stmt in body) and _backward_in(ctx, loop)
+    nested = [node for node in walk(loop) if isinstance(node, (cst.For, cst.While))]
+    return bool(nested) and any(_backward_in(ctx, inner) for inner in nested) \
+        and not any(_steps_in(ctx, inner) for inner in nested)
 
 
 def _runs(ctx, stmt: cst.CSTNode, found: Callable[[Any, cst.CSTNode], bool]) -> bool:
