@@ -10,6 +10,7 @@ from semantic_probe import facts, summary
 from semantic_probe import one_with_head as one
 
 from shapecheck.semantic.facts import CPU, CUDA, LEAF_REQUIRES_GRAD, MODULE, NO_GRAD, NON_LEAF, TENSOR
+from shapecheck.shapes import format_shape
 
 
 LOCAL_NET = """
@@ -250,3 +251,23 @@ def test_a_plain_attribute_written_outside_the_class_is_not_known():
         "m = M().cuda()\nm.mask = m.mask.cuda()\n"
     )
     assert [summary(f) for f in facts(code)] == [(None, None, None)]
+
+
+def test_linear_on_a_shape_whose_last_dim_follows_unknown_ones():
+    """``(1, ..., 16)`` through ``nn.Linear(16, 1)`` is ``(1, ..., 1)``: the first dim and the
+    last are known around the unknown ones."""
+    code = """
+    from jaxtyping import Float
+    fc = nn.Linear(16, 1)
+    def f(x: Float[torch.Tensor, "1 ... 16"]):
+        reveal(fc(x))
+    """
+    assert format_shape(one(code).shape) == "(1, ..., 1)"
+
+
+@pytest.mark.parametrize("call, shape", [("torch.rand(size=(3,))", "(3,)"), ("torch.rand(size=(3))", None),
+                                         ("torch.zeros(size=[2, 3])", "(2, 3)")])
+def test_a_size_keyword_takes_a_sequence_only(call, shape):
+    """``size=(3)`` is the int 3, which torch rejects (TypeError): no shape is made up for it."""
+    found = one(f"reveal({call})").shape
+    assert (format_shape(found) if found is not None else None) == shape

@@ -35,8 +35,11 @@ _PY_DTYPES = {INT: DtypeKind.INT, FLOAT: DtypeKind.FLOAT, BOOL: DtypeKind.BOOL}
 
 def size_args(ev: Eval, pos: Sequence[cst.BaseExpression],
               size_kw: Optional[cst.BaseExpression]) -> Optional[Shape]:
-    """The shape named by factory size arguments: ``(2, 3)``, ``((2, 3))``, ``(x.shape)``."""
+    """The shape named by factory size arguments: ``(2, 3)``, ``((2, 3))``, ``(x.shape)``;
+    ``None`` for ``size=`` given one int (``size=(3)`` is ``size=3``: torch raises TypeError)."""
     if size_kw is not None:
+        if not isinstance(size_kw, (cst.Tuple, cst.List)) and ev.fact(size_kw).kind == INT:
+            return None
         pos = [size_kw]
     if not pos:
         return Shape(())

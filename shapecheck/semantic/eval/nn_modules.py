@@ -200,9 +200,12 @@ def module_call(ev: Eval, module: Fact, expr: cst.Call) -> Fact:
     shape = None
     qual = module.qual
     if qual in ("torch.nn.Linear", "torch.nn.LazyLinear") or (qual == "torch.nn.Sequential" and module.features):
+        out_features = module.features[1] if module.features is not None else None
         if x.shape is not None and x.shape.rank is not None and x.shape.rank >= 1:
-            out_features = module.features[1] if module.features is not None else None
             shape = Shape(x.shape.dims[:-1] + (out_features,))
+        elif x.shape is not None and x.shape.rest_at is not None and x.shape.rest_at < len(x.shape.dims) \
+                and not x.elems:  # `(1, ..., 16)`: the last dim is known to be after the unknown ones
+            shape = Shape(x.shape.dims[:-1] + (out_features,), rest_at=x.shape.rest_at)
         elif x.shape is None and x.kind in (TENSOR, None) and not x.elems and module.features is not None:
             shape = Shape((module.features[1],), rest_at=0)  # at least 1-D, ending in out_features
         else:
