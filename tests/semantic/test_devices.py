@@ -124,16 +124,17 @@ LOADER = (
          "    reveal(data)", (TENSOR, CPU, "(?, ...)")),
         ("loader = DataLoader(TensorDataset(xs.cuda(), ys.cuda()), batch_size=8)\nfor data, target in loader:\n"
          "    reveal(target)", (TENSOR, CUDA, "(?, ...)")),
+        # no batch_size: the default, one sample per batch
         ("loader = DataLoader(TensorDataset(xs, ys))\nfor i, (data, target) in enumerate(loader):\n"
-         "    reveal(data)", (TENSOR, CPU, "(?, ...)")),
+         "    reveal(data)", (TENSOR, CPU, "(1, ...)")),
         ("loader = DataLoader(TensorDataset(xs, ys))\nfor batch in loader:\n    data, target = batch\n"
-         "    reveal(data)", (TENSOR, CPU, "(?, ...)")),
+         "    reveal(data)", (TENSOR, CPU, "(1, ...)")),
         ("ds = datasets.MNIST('data', transform=transforms.ToTensor())\n"
          "for data, target in DataLoader(ds, batch_size=64, shuffle=True):\n    reveal(data)",
          (TENSOR, CPU, "(?, ...)")),
         ("from tqdm import tqdm\nloader = DataLoader(TensorDataset(xs, ys))\n"
          "for step, (data, target) in enumerate(tqdm(loader, desc='train')):\n    reveal(target)",
-         (TENSOR, CPU, "(?, ...)")),
+         (TENSOR, CPU, "(1, ...)")),
         # the batch itself is a list, not a tensor
         ("loader = DataLoader(TensorDataset(xs, ys))\nfor batch in loader:\n    reveal(batch)", (None, CPU, None)),
         # unknown: a collate function, no batching, a dataset of unknown items, a loader parameter
@@ -149,7 +150,7 @@ LOADER = (
          "    reveal(data)", (TENSOR, CPU, "(?, ...)")),
         # a transforms.Lambda may move the images anywhere
         ("ds = datasets.MNIST('data', transform=transforms.Lambda(lambda x: x.cuda()))\n"
-         "for data, target in DataLoader(ds):\n    reveal(data)", (TENSOR, None, "(?, ...)")),
+         "for data, target in DataLoader(ds):\n    reveal(data)", (TENSOR, None, "(1, ...)")),
     ],
 )
 def test_data_loader_batches(code, expected):
