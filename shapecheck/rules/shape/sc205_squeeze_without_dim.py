@@ -101,6 +101,8 @@ probs = logits.squeeze(-1)
     )
     invalid = (
         "def f(logits):\n    return logits.squeeze()  # <--\n",
+        # squeezed twice: one finding, at the squeeze that drops the axes
+        "def f(mask):\n    return mask.squeeze().squeeze()  # <--\n",
         # compared with a shape that was not squeezed
         "def f(a, b):\n    return a.squeeze().shape == b.shape  # <--\n",
         # a guard on another entry of the dict
@@ -124,6 +126,8 @@ probs = logits.squeeze(-1)
             target = func.value
         else:
             return
+        if _bare_squeeze(target, ctx):
+            return  # `x.squeeze().squeeze()`: the inner squeeze is the one reported
         f = ctx.fact(target)
         if f.kind not in (TENSOR, None):
             return
