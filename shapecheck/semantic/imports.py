@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Callable, Optional, Sequence
 
 import libcst as cst
 
@@ -48,6 +48,16 @@ class ImportTable:
                 local = alias.asname.name.value
             self.aliases[local] = f"{module}.{name}"
         self.forget_answers()
+
+    def read_module(self, body: Sequence[cst.BaseStatement]) -> None:
+        """Record the module-level ``import`` and ``from ... import`` statements of ``body``."""
+        for stmt in body:
+            if type(stmt) is cst.SimpleStatementLine:
+                for small in stmt.body:
+                    if type(small) is cst.Import:
+                        self.add_import(small)
+                    elif type(small) is cst.ImportFrom:
+                        self.add_import_from(small)
 
     def forget_answers(self) -> None:
         """Drop the answers kept per node: the next :meth:`resolve` reads the aliases again."""

@@ -57,13 +57,7 @@ def prescan_module(model: SemanticModel, body: Sequence[cst.BaseStatement], text
     """Read the module-level imports and function signatures into ``model``, and the names the
     module binds once (those functions see) or at all. ``text``, the module's source when the
     caller has it, spares the search for ``global`` statements in a file without the word."""
-    for stmt in body:
-        if type(stmt) is cst.SimpleStatementLine:
-            for small in stmt.body:
-                if type(small) is cst.Import:
-                    model.imports.add_import(small)
-                elif type(small) is cst.ImportFrom:
-                    model.imports.add_import_from(small)
+    model.imports.read_module(body)
     counts: dict[str, int] = {}
     for stmt in body:
         count_bindings(stmt, counts, top=True)

@@ -103,69 +103,65 @@ class ForeignHome:
         self.classes = index.classes
         self.scan: Any = None
         self._imports: Optional[ImportTable] = None
-        self._derived: dict[str, frozenset[str]] = {}
+        self._derived: dict[tuple[str, ...], frozenset[str]] = {}
 
     @property
     def imports(self) -> ImportTable:
         """Its module-level imports."""
         if self._imports is None:
-            self._imports = module_imports(self.module.body)
+            self._imports = ImportTable()
+            self._imports.read_module(self.module.body)
         return self._imports
 
     @property
     def module_classes(self) -> frozenset[str]:
         """Its classes that subclass ``torch.nn.Module``: a ``torch.nn`` class as a base (through
         its module-level imports), or another such class of the file."""
-        return self.classes_deriving("torch.nn.")
+        return self.classes_deriving(NN_CLASSES)
 
-    def classes_deriving(self, prefix: str) -> frozenset[str]:
-        """Its classes with a base whose qualified name starts with ``prefix`` (a module of
-        classes, or one class), directly or through other classes of the file."""
-        found = self._derived.get(prefix)
+    def classes_deriving(self, bases: tuple[str, ...]) -> frozenset[str]:
+        """Its classes that derive from one of ``bases`` (see :func:`derived_classes`)."""
+        found = self._derived.get(bases)
         if found is None:
-            found = self._derived[prefix] = derived_classes(self.classes, self.imports.resolve, prefix)
+            found = self._derived[bases] = derived_classes(self.classes, self.imports.resolve, bases)
         return found
 
 
-def module_imports(body: Sequence[cst.BaseStatement]) -> ImportTable:
-    """The import table of the module-level ``import`` statements of ``body``."""
-    imports = ImportTable()
-    for stmt in body:
-        if type(stmt) is cst.SimpleStatementLine:
-            for small in stmt.body:
-                if type(small) is cst.Import:
-                    imports.add_import(small)
-                elif type(small) is cst.ImportFrom:
-                    imports.add_import_from(small)
-    return imports
+#: every class of ``torch.nn`` (a module prefix: see :func:`derived_classes`)
+NN_CLASSES = ("torch.nn.",)
 
 
 def derived_classes(classes: dict[str, ClassInfo], resolve: Callable[[cst.CSTNode], Optional[str]],
-                    prefix: str) -> frozenset[str]:
-    """The classes of ``classes`` with a base whose qualified name (through ``resolve``) is
-    ``prefix``, or starts with ``prefix`` ending in a dot and names a class of that module (a
-    capitalised name, ``Parameter`` aside), or a base that is such a class of the same file."""
+                    bases: tuple[str, ...]) -> frozenset[str]:
+    """The classes of ``classes`` with a base whose qualified name (through ``resolve``) is one
+    of ``bases``, or, for an entry ending in a dot (a module), names a class of that module (a
+    capitalised name, ``Parameter`` aside); or with a base that is such a class of the same file."""
     found: set[str] = set()
     changed = True
     while changed:
         changed = False
         for name, info in classes.items():
-            if name not in found and any(_derived_base(resolve(base.value), base.value, found, prefix)
+            if name not in found and any(_derived_base(resolve(base.value), base.value, found, bases)
                                          for base in info.node.bases if base.keyword is None):
                 found.add(name)
                 changed = True
     return frozenset(found)
 
 
-def _derived_base(qual: Optional[str], base: cst.BaseExpression, found: set[str], prefix: str) -> bool:
+def _derived_base(qual: Optional[str], base: cst.BaseExpression, found: set[str], bases: tuple[str, ...]) -> bool:
     if type(base) is cst.Name and base.value in found:
         return True
     if qual is None:
         return False
-    if not prefix.endswith("."):
-        return qual == prefix
-    last = qual[len(prefix):]
-    return qual.startswith(prefix) and "." not in last and last[:1].isupper() and last != "Parameter"
+    for wanted in bases:
+        if not wanted.endswith("."):
+            if qual == wanted:
+                return True
+            continue
+        last = qual[len(wanted):]
+        if qual.startswith(wanted) and "." not in last and last[:1].isupper() and last != "Parameter":
+            return True
+    return False
 
 
 def imported_module_class(model: SemanticModel, name: str) -> bool:
@@ -191,17 +187,13 @@ def autograd_function(model: SemanticModel, name: str) -> Optional[ClassInfo]:
         return None
     info = defs.classes.get(name)
     if info is not None:
-        if any(name in derived_classes(defs.classes, model.imports.resolve, qual) for qual in AUTOGRAD_FUNCTION):
-            return info
-        return None
+        return info if name in derived_classes(defs.classes, model.imports.resolve, AUTOGRAD_FUNCTION) else None
     imported = defs.imported.get(name)
     if imported is None:
         return None
     home, original = imported
     shared = home.shared
-    if any(original in shared.classes_deriving(qual) for qual in AUTOGRAD_FUNCTION):
-        return shared.classes.get(original)
-    return None
+    return shared.classes.get(original) if original in shared.classes_deriving(AUTOGRAD_FUNCTION) else None
 
 
 #: how many :class:`ForeignHome` one process keeps (the least recently used goes first): a run
