@@ -12,10 +12,10 @@ from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.calls import dotted_name, keyword, method_call, positional, torch_name
 from shapecheck.rules.helpers.held_values import held_values
 from shapecheck.rules.helpers.messages import short
+from shapecheck.rules.helpers.name_uses import read_only_as
 from shapecheck.semantic.facts import NO_GRAD, TENSOR
 from shapecheck.semantic.no_gradient import DETACHED, PYTHON_NUMBER
 from shapecheck.semantic.torch_api import FUNCTIONAL_LOSSES
-from shapecheck.semantic.walk import walk
 
 
 #: the head of the examples about a training step: a layer, inputs and class targets
@@ -309,22 +309,18 @@ def _read_as_number(ctx, loss: cst.Call) -> bool:
     if type(statement) is not cst.Assign or statement.value is not loss or len(statement.targets) != 1 \
             or type(statement.targets[0].target) is not cst.Name or function is None:
         return False
-    name = statement.targets[0].target.value
-    uses = bound = numbers = 0
-    for node in walk(function.body):
-        if type(node) is cst.Name and node.value == name:
-            uses += 1
-        elif type(node) is cst.Assign:
-            bound += sum(1 for t in node.targets if type(t.target) is cst.Name and t.target.value == name)
-        elif type(node) is cst.Call:
-            func = node.func
-            if type(func) is cst.Attribute and func.attr.value in _AS_NUMBER and type(func.value) is cst.Name \
-                    and func.value.value == name:
-                numbers += 1
-            elif type(func) is cst.Name and func.value in ("float", "int") and len(node.args) == 1 \
-                    and type(node.args[0].value) is cst.Name and node.args[0].value.value == name:
-                numbers += 1
-    return numbers > 0 and uses == bound + numbers
+    return read_only_as(function, statement.targets[0].target.value, _as_number)
+
+
+def _as_number(node: cst.CSTNode, name: str) -> bool:
+    """``node`` is ``name.item()``, ``name.tolist()``, ``float(name)`` or ``int(name)``."""
+    if type(node) is not cst.Call:
+        return False
+    func = node.func
+    if type(func) is cst.Attribute:
+        return func.attr.value in _AS_NUMBER and type(func.value) is cst.Name and func.value.value == name
+    return type(func) is cst.Name and func.value in ("float", "int") and len(node.args) == 1 \
+        and type(node.args[0].value) is cst.Name and node.args[0].value.value == name
 
 
 def _taken_number(ctx, root: cst.BaseExpression) -> Optional[cst.Call]:

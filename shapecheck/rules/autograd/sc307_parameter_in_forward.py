@@ -7,10 +7,10 @@ import libcst as cst
 from shapecheck.rules.autograd.running_totals import added_into
 from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.calls import dotted_name, is_name, keyword, torch_name
+from shapecheck.rules.helpers.name_uses import read_only_as
 from shapecheck.rules.helpers.scopes import scope_of
 from shapecheck.semantic.facts import MODULE
 from shapecheck.semantic.torch_api import FACTORIES, PARAMETER_CLASSES
-from shapecheck.semantic.walk import walk
 
 
 @register
@@ -200,15 +200,11 @@ def _under_if(function: cst.FunctionDef, statement: cst.CSTNode) -> bool:
 def _only_returned(function: cst.FunctionDef, name: str) -> bool:
     """``function`` binds the local ``name`` with plain assignments and reads it only as the
     value of a ``return`` (``loss = torch.zeros((), requires_grad=True)`` ... ``return loss``)."""
-    uses = bound = returns = 0
-    for node in walk(function.body):
-        if type(node) is cst.Name and node.value == name:
-            uses += 1
-        elif type(node) is cst.Return and type(node.value) is cst.Name and node.value.value == name:
-            returns += 1
-        elif type(node) is cst.Assign:
-            bound += sum(1 for t in node.targets if type(t.target) is cst.Name and t.target.value == name)
-    return returns > 0 and uses == bound + returns
+    return read_only_as(function, name, _returns)
+
+
+def _returns(node: cst.CSTNode, name: str) -> bool:
+    return type(node) is cst.Return and type(node.value) is cst.Name and node.value.value == name
 
 
 def _called(function: cst.FunctionDef, target: str) -> bool:
