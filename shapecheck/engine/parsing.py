@@ -82,18 +82,20 @@ def _node_classes() -> list[type]:
             if isinstance(value, type) and issubclass(value, cst.CSTNode) and value is not cst.CSTNode]
 
 
-#: (node class, its own constructor, the storing one) for every class that has one
-_CONSTRUCTORS: list[tuple[type, Callable[..., None], Callable[..., None]]] = []
-_PREPARED = False
+Constructors = list[tuple[type, Callable[..., None], Callable[..., None]]]
+#: (node class, its own constructor, the storing one) for every class that has one; made at the
+#: first parse
+_CONSTRUCTORS: Optional[Constructors] = None
 
 
-def _prepare() -> None:
-    global _PREPARED
+def _constructors() -> Constructors:
+    """(node class, its own constructor, the storing one) for every class that has one."""
+    found = []
     for cls in _node_classes():
         fast = _storing_constructor(cls)
         if fast is not None:
-            _CONSTRUCTORS.append((cls, cls.__dict__["__init__"], fast))
-    _PREPARED = True
+            found.append((cls, cls.__dict__["__init__"], fast))
+    return found
 
 
 def parse_source(text: str) -> cst.Module:
@@ -103,15 +105,17 @@ def parse_source(text: str) -> cst.Module:
     hook = base.__dict__.get("__post_init__")
     if hook is None:  # libcst changed the hook: parse the plain way
         return cst.parse_module(text)
+    global _CONSTRUCTORS
     with _LOCK:
-        if not _PREPARED:
-            _prepare()
+        if _CONSTRUCTORS is None:
+            _CONSTRUCTORS = _constructors()
+        constructors = _CONSTRUCTORS
         base.__post_init__ = _skip_validation  # type: ignore[method-assign]
-        for cls, _, fast in _CONSTRUCTORS:
+        for cls, _, fast in constructors:
             cls.__init__ = fast  # type: ignore[misc]
         try:
             return cst.parse_module(text)
         finally:
-            for cls, own, _ in _CONSTRUCTORS:
+            for cls, own, _ in constructors:
                 cls.__init__ = own  # type: ignore[misc]
             base.__post_init__ = hook  # type: ignore[method-assign]

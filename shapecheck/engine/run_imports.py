@@ -1,15 +1,16 @@
-"""Which functions a file imports from the other files of the same run (the cross-file pass).
+"""Which functions and classes a file imports from the other files of the same run (the
+cross-file pass).
 
 Before the files are linted, each file of the run gets a module name (the chain of folders
 holding an ``__init__.py`` above it, then its stem: ``pkg/sub/mod.py`` is ``pkg.sub.mod``; a
-file outside any package is its stem) and the names of the functions it defines at module
-level (``def name`` at the start of a line). Each ``from X import a, b as c`` at the start of a
-line of a file (``X`` absolute or relative, resolved against the file's own package) that names
-a function of another file of the run becomes a :class:`Link`: the local name, that file's
-module name, the function's name there. The texts are read with regular expressions (no parse):
-the pass costs a scan of each file. A linted file gets the texts of the files it links to;
-the result cache keys it by its own bytes and those texts (:func:`link_digest`), so a change in
-a callee re-lints its callers.
+file outside any package is its stem) and the names of the functions and classes it defines at
+module level (``def name`` or ``class name`` at the start of a line). Each ``from X import a, b
+as c`` at the start of a line of a file (``X`` absolute or relative, resolved against the file's
+own package) that names one of those of another file of the run becomes a :class:`Link`: the
+local name, that file's module name, the name there. The texts are read with regular
+expressions (no parse): the pass costs a scan of each file. A linted file gets the texts of the
+files it links to; the result cache keys it by its own bytes and those texts
+(:func:`link_digest`), so a change in a callee re-lints its callers.
 """
 
 from __future__ import annotations
@@ -124,16 +125,16 @@ def plan_links(files: Iterable[tuple[str, str]],
     if known is None:
         known = module_names(path for path, _ in files)
     names: dict[str, str] = {}
-    functions: dict[str, set[str]] = {}
+    defined: dict[str, set[str]] = {}
     packages: dict[str, bool] = {}
     for path, text in files:
         name, is_package = known[path]
         names[path] = name
         packages[path] = is_package
         if name and "def " in text:
-            functions.setdefault(name, set()).update(m.group(1) for m in line_matches(_DEF, text, "def"))
+            defined.setdefault(name, set()).update(m.group(1) for m in line_matches(_DEF, text, "def"))
         if name and "class " in text:
-            functions.setdefault(name, set()).update(m.group(1) for m in line_matches(_CLASS, text, "class"))
+            defined.setdefault(name, set()).update(m.group(1) for m in line_matches(_CLASS, text, "class"))
     plan: dict[str, tuple[Link, ...]] = {}
     for path, text in files:
         if "import" not in text:
@@ -141,7 +142,7 @@ def plan_links(files: Iterable[tuple[str, str]],
         links = tuple(
             Link(local, module, original)
             for local, module, original in imported_names(text, names[path], packages[path])
-            if module != names[path] and original in functions.get(module, ())
+            if module != names[path] and original in defined.get(module, ())
         )
         if links:
             plan[path] = links

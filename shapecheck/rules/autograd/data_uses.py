@@ -73,9 +73,9 @@ def harmless_use(node: cst.Attribute, ctx) -> bool:
         call = ancestors[-2]
         if dotted_name(call.func) in ("isinstance", "type"):
             return True
+        qual = ctx.qualname(call.func) or ""
         if call.args and call.args[0] is parent and parent.keyword is None \
-                and (ctx.qualname(call.func) or "").split(".")[-1] in _LIKE \
-                and (ctx.qualname(call.func) or "").startswith("torch."):
+                and qual.startswith("torch.") and qual.split(".")[-1] in _LIKE:
             return True  # `torch.zeros_like(w.data)`
         if ctx.only_reads(call, node):
             return True
