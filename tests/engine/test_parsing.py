@@ -75,3 +75,24 @@ def test_constructors_restored_after_a_failed_parse() -> None:
     assert cst.Name.__init__ is own
     with pytest.raises(cst.CSTValidationError):
         cst.Name("1x")
+
+
+def test_large_text_parses_with_the_guards_lifted_and_restored() -> None:
+    """A text past LARGE_TEXT parses to libcst's tree (the constructors then store by plain
+    assignment); afterwards the nodes are frozen and validated again, also after a syntax error."""
+    import dataclasses
+
+    from shapecheck.engine.parsing import LARGE_TEXT
+
+    text = "".join(f"def f{i}(x, *, y=2):\n    return x.view(-1)[:, None] @ y  # {i}\n" for i in range(400))
+    assert len(text) >= LARGE_TEXT
+    assert parse_source(text).deep_equals(cst.parse_module(text))
+    with pytest.raises(cst.ParserSyntaxError):
+        parse_source(text + "x = (\n")
+    node = cst.Name("x")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        node.value = "y"  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        del node.value  # type: ignore[misc]
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("1x")
