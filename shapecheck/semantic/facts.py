@@ -337,6 +337,9 @@ class Fact:
     placed_by: Optional[str] = _fact(equal)
     #: for a dict filled by item assignment only: ``()`` when empty, else ``(the join of its values,)``
     mapped: Optional[tuple["Fact", ...]] = _fact(join_mapped)
+    #: for a ``torch.nn`` loss module built with its reduction off: its construction as messages
+    #: name it (``'nn.MSELoss(reduction="none")'``); its calls give one loss per element
+    unreduced: Optional[str] = _fact(equal)
 
     def with_(self, **changes: Any) -> "Fact":
         """A copy with some fields changed."""

@@ -220,6 +220,7 @@ _POOLS = {
     "no_gradient_from": ["`torch.argmax`", "a comparison"],
     "parameter_loop": list(ParamLoop),
     "placed_by": ["`Net` is moved to CUDA at line 9"],
+    "unreduced": ['nn.MSELoss(reduction="none")', "nn.L1Loss(reduce=False)"],
 }
 _SHARED = [Fact(kind=INT, value=2), Fact(kind=TENSOR)]
 _SOURCE = Fact(kind=TENSOR)

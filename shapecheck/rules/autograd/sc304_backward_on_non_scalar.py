@@ -68,6 +68,12 @@ y.backward(torch.ones_like(y))        # or pass the vector of dy
         # a reduction other than "none" gives a scalar; the per-sample losses reduced before backward
         "import torch.nn as nn\ndef train(model, x, y):\n    criterion = nn.MSELoss(reduction=\"sum\")\n"
         "    loss = criterion(model(x), y)\n    loss.backward()\n",
+        # the criterion is a parameter: one call gives it reduction="none", the other the default
+        "import torch\nimport torch.nn as nn\ndef train_loop(loader, model, loss_fn, optimizer):\n"
+        "    for x, y in loader:\n        loss = loss_fn(model(x), y).mean()\n        loss.backward()\n"
+        "        optimizer.step()\nmodel = nn.Linear(4, 3)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "train_loop([(torch.randn(8, 4), torch.randint(0, 3, (8,)))], model,\n"
+        "           nn.CrossEntropyLoss(reduction=\"none\"), opt)\n",
         "import torch.nn as nn\ndef train(model, x, y, w):\n    criterion = nn.CrossEntropyLoss(reduction=\"none\")\n"
         "    loss = criterion(model(x), y)\n    loss = (loss * w).mean()\n    loss.backward()\n",
         "import torch\nimport torch.nn.functional as F\ndef train(model, x, y):\n"
@@ -152,6 +158,13 @@ y.backward(torch.ones_like(y))        # or pass the vector of dy
         # a column of an output of unknown origin still has one value per row
         "def cam(model, x, class_idx):\n    logit = model(x)\n    score = logit[:, class_idx]\n"
         "    score.backward()  # <--\n",
+        # the criterion is a parameter, given one with reduction="none" at every call
+        "import torch\nimport torch.nn as nn\ndef train_loop(loader, model, loss_fn, optimizer):\n"
+        "    for x, y in loader:\n        loss = loss_fn(model(x), y)\n        loss.backward()  # <--\n"
+        "        optimizer.step()\n        optimizer.zero_grad()\nmodel = nn.Linear(4, 3)\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "train_loop([(torch.randn(8, 4), torch.randint(0, 3, (8,)))], model,\n"
+        "           nn.CrossEntropyLoss(reduction=\"none\"), opt)\n",
     )
 
     def visit_Call(self, node: cst.Call, ctx) -> None:

@@ -31,7 +31,8 @@ def _says_none(ctx, call: cst.Call) -> Optional[str]:
 
 def _unreduced_module(ctx, expr: cst.BaseExpression) -> Optional[str]:
     """How ``expr`` is written when it is an ``nn.*Loss(reduction="none")`` instance: the
-    constructor call itself, or a name bound only to one."""
+    constructor call itself, a name bound only to one, or a value whose facts say it is one (a
+    parameter given one at every call of the function)."""
     values: tuple[cst.BaseExpression, ...] = (expr,)
     if type(expr) is not cst.Call:
         dotted = dotted_name(expr)
@@ -40,7 +41,8 @@ def _unreduced_module(ctx, expr: cst.BaseExpression) -> Optional[str]:
         values = ctx.assigned_values(dotted) or _value_before(ctx, expr) or class_assignments(ctx, dotted) \
             or global_values(ctx, expr)
     if not values:
-        return None
+        built = ctx.fact(expr).unreduced
+        return f"`{built}`" if built is not None else None
     spelled = None
     for value in values:
         if type(value) is not cst.Call:

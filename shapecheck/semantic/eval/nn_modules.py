@@ -66,7 +66,7 @@ def nn_class(ev: Eval, qual: str, name: str, expr: cst.Call) -> Optional[Fact]:
         weighted = loss_weights(ev, name, args) if name in NN_LOSS_MODULES else None
         if weighted is not None:  # its weight is a buffer: the loss is where that tensor is
             return Fact(kind=MODULE, qual="torch.nn." + name, device=weighted[1].device, params=weighted[0],
-                        trainable=False)
+                        trainable=False, unreduced=_reduction_off(ev, name, args))
         params, holds, trainable = _nn_contents(ev, name, args)
         device: Optional[DeviceValue] = None
         if holds:
@@ -77,7 +77,7 @@ def nn_class(ev: Eval, qual: str, name: str, expr: cst.Call) -> Optional[Fact]:
         if trainable and model.params_frozen and not fresh_layers_here(model):
             trainable = None
         fact = Fact(kind=MODULE, qual="torch.nn." + name, device=device, params=params,
-                    trainable=trainable)
+                    trainable=trainable, unreduced=_reduction_off(ev, name, args) if name in NN_LOSS_MODULES else None)
         if name in ("Linear", "LazyLinear"):
             if name == "Linear":
                 fin, fout = args.get(0, "in_features"), args.get(1, "out_features")
@@ -97,6 +97,21 @@ def nn_class(ev: Eval, qual: str, name: str, expr: cst.Call) -> Optional[Fact]:
                 sizes = (args.get(0, "input_size"), args.get(1, "hidden_size"))
                 fact = fact.with_(features=tuple(ev.fact(a).dim if a is not None else None for a in sizes))
         return fact
+    return None
+
+
+def _reduction_off(ev: Eval, name: str, args: CallArgs) -> Optional[str]:
+    """How the loss module ``torch.nn.<name>(args)`` is built with its reduction off, as messages
+    name it (``'nn.MSELoss(reduction="none")'``, the legacy ``reduce=False``); ``None`` when it
+    reduces or may."""
+    if args.starred:
+        return None
+    reduction = args.kw.get("reduction")
+    if reduction is not None:
+        return f'nn.{name}(reduction="none")' if ev.fact(reduction).value == "none" else None
+    legacy = args.kw.get("reduce")
+    if legacy is not None and ev.fact(legacy).value is False:
+        return f"nn.{name}(reduce=False)"
     return None
 
 
