@@ -63,6 +63,8 @@ class _ContextInterpreter(Interpreter):
         for name, f in context.facts.items():
             if name in env:
                 env[name] = f
+        for name, f in context.script.items():
+            env.setdefault(name, f)  # what a module-level call leaves in names the walk did not bind
         class_name = context.callee.class_name
         receiver = context.receiver
         first = _receiver(node, class_name)

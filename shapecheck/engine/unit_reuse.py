@@ -509,7 +509,7 @@ def _wrap(journal: _Journal, value: Any) -> Any:
 # the attributes of each object the journal watches (containers) or snapshots (scalars)
 _MODEL_BOXES = ("classes", "class_attrs", "class_moves", "placements", "init_methods", "class_registered",
                 "class_moving", "class_fixed", "steady_devices", "external_attrs", "signatures", "module_globals",
-                "module_names", "loop_entries")
+                "module_names", "declared_globals", "globals_at_def", "loop_entries")
 _MODEL_SCALARS = ("top_assigned", "only_run", "custom_collate", "custom_transform", "default_device_set",
                   "params_frozen", "default_grad")
 # `found_methods` remembers the method a call reaches: a statement that finds it there reads what

@@ -109,7 +109,7 @@ def call_outcome(ev: Eval, callee: Callee, call: cst.Call, receiver: Optional[Fa
     if bound is None:
         return None
     if not defs.active:
-        record(defs.sites, callee, call, bound, caller.grad_enabled)
+        record(defs.sites, callee, call, bound, caller.grad_enabled, caller)
     key = (id(call), id(callee.node), callee.class_name, tuple(id(f) for f in bound.values()), caller.grad_enabled)
     if key in defs.memo:
         return defs.memo[key][1]
@@ -179,7 +179,7 @@ def note_call(ev: Eval, call: cst.Call) -> None:
         return
     bound = _bind_arguments(ev, callee, CallArgs(call), receiver)
     if bound is not None:
-        record(defs.sites, callee, call, bound, ev.model.grad_enabled)
+        record(defs.sites, callee, call, bound, ev.model.grad_enabled, ev.model)
 
 
 #: node class -> it is a statement (small or compound); cached: the classes are abstract, and slow

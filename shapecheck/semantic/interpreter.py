@@ -94,7 +94,8 @@ from shapecheck.semantic.module_state import (
     global_bindings, held_tensors, inherit_state, method_attrs, scan_placements, self_fact,
 )
 from shapecheck.semantic.prescan import prescan_module, read_file_flags, scan_statements
-from shapecheck.semantic.scopes import Env, exportable, exported, merge
+from shapecheck.semantic.rebinding import rebound_names
+from shapecheck.semantic.scopes import FUNCTION_SCOPE, Env, exportable, exported, merge
 from shapecheck.semantic.summaries import call_noter
 from shapecheck.semantic.syntax import all_params, target_names
 from shapecheck.semantic.walk import is_node_type
@@ -575,6 +576,12 @@ class Interpreter:
                           node.returns.annotation if node.returns is not None else None)
         method_of = scopes.method_class()
         env = global_bindings(model)
+        for frame in scopes.frames[1:]:
+            if frame.kind == FUNCTION_SCOPE and type(frame.node) is cst.FunctionDef:
+                shadowing = rebound_names(frame.node) | {p.name.value for p in all_params(frame.node.params)}
+                for name in shadowing & env.keys():
+                    del env[name]  # an enclosing function's own binding, not the module's
+        model.globals_at_def.setdefault(id(node), frozenset(env))
         sizes: dict[str, Fact] = {}
         if method_of is not None:
             env.update(method_attrs(model, method_of.name.value, node))

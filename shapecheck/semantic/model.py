@@ -78,6 +78,11 @@ class SemanticModel:
         self.module_globals: set[str] = set()
         #: every name the module binds at top level (functions and classes included)
         self.module_names: set[str] = set()
+        #: the names some function of the module declares ``global``
+        self.declared_globals: set[str] = set()
+        #: id of a function -> the module-level names it started with in the walk of the file
+        #: (:func:`~shapecheck.semantic.module_state.global_bindings` at its ``def``)
+        self.globals_at_def: dict[int, frozenset[str]] = {}
         #: the file changes torch's default device (``torch.set_default_device``, ``with
         #: torch.device(...)``): factories and modules without ``device=`` may not be on the CPU
         self.default_device_set = False

@@ -70,6 +70,7 @@ def prescan_module(model: SemanticModel, body: Sequence[cst.BaseStatement], text
         scan_statements(body, declared, set())
     model.module_globals = {n for n, c in counts.items() if c == 1 and n not in declared}
     model.module_names = set(counts)
+    model.declared_globals = declared
     imported = model.callees.imported if model.callees is not None else {}
     model.callees = index_module(body)
     model.callees.imported.update(imported)

@@ -110,6 +110,13 @@ a view is impossible.
         "def f(x, g):\n    b, c, h, w = x.shape\n    y = x.view(b, g, c // g, h, w).transpose(1, 2)\n"
         "    return y.reshape(b, c, h, w)\n",
         "def f(x, b, t, c):\n    return x.permute(1, 0, 2).view(b, t, c)\n",
+        # the script's global is made contiguous before the function that views it runs
+        "import torch\ndef batchify(data, bsz):\n    return data.view(bsz, -1).t().contiguous()\n"
+        "data = torch.arange(100)\ndata = batchify(data, 4)\ndef get_batch(i):\n"
+        "    return data[i:i + 5].view(-1)\nget_batch(0)\n",
+        # called from another function too: the global may hold anything when that call runs
+        "import torch\ndata = torch.arange(100)\ndef get_batch(i):\n    return data[i:i + 5].view(-1)\n"
+        "def main():\n    get_batch(1)\nget_batch(0)\ndata = data.view(4, -1).t()\nmain()\n",
         "def accuracy(output, target, k):\n    _, pred = output.topk(k, 1, True, True)\n    pred = pred.t()\n"
         "    correct = pred.eq(target.view(1, -1).expand_as(pred))\n"
         "    return correct[:k].reshape(-1).float().sum(0)\n",
@@ -264,6 +271,10 @@ a view is impossible.
             "import torch\nx = torch.rand(4, 6)\ny = x[:, :3].view(12)  # <--\n",
             fixed="import torch\nx = torch.rand(4, 6)\ny = x[:, :3].reshape(12)  # <--\n",
         ),
+        # a script's global, rebound at module level, read by a function the script calls there
+        "import torch\ndef batchify(data, bsz):\n    return data.view(bsz, -1).t()\n"
+        "data = torch.arange(100)\ndata = batchify(data, 4)\ndef get_batch(i):\n"
+        "    return data[i:i + 5].view(-1)  # <--\nget_batch(0)\n",
     )
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
