@@ -126,6 +126,10 @@ out = model(x)
 ```
 """
     valid = (
+        # the start tokens are made on the module's device
+        "import torch\nimport torch.nn as nn\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+        "emb = nn.Embedding(10, 8).to(device)\ninp = torch.zeros(4, 1, dtype=torch.long, device=device)\n"
+        "for i in range(5):\n    out = emb(inp)\n    inp = out.argmax(-1)\n",
         # a later argument of the file's own module may stay on the CPU (lengths, statistics)
         "import torch\nimport torch.nn as nn\nclass Rescale(nn.Module):\n    def __init__(self):\n"
         "        super().__init__()\n        self.fc = nn.Linear(4, 4)\n    def forward(self, x, stats):\n"
@@ -176,6 +180,10 @@ out = model(x)
         "for i in range(3):\n    if i == 0:\n        h = h.cuda()\n        continue\n    h = model(h)\n",
     )
     invalid = (
+        # greedy decoding: the first iteration feeds the CPU start tokens to the moved embedding
+        "import torch\nimport torch.nn as nn\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+        "emb = nn.Embedding(10, 8).to(device)\ninp = torch.zeros(4, 1, dtype=torch.long)\nfor i in range(5):\n"
+        "    out = emb(inp)  # <--\n    inp = out.argmax(-1)\n",
         "import torch\nx = torch.tensor([1.0])\ny = torch.tensor([2.0]).cuda()\nz = x + y  # <--\n",
         "import torch\nimport torch.nn as nn\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
         "model = nn.Linear(4, 2).to(device)\nx = torch.randn(8, 4)\nout = model(x)  # <--\n",
@@ -266,9 +274,12 @@ out = model(x)
                     if type(e) is cst.Element] + [a for a in args if not isinstance(a, (cst.Tuple, cst.List))]
         for arg, fact in _inputs(ctx, args, local):
             first = ""
-            if known_device(fact) is None and not fact.elems:
+            joined = known_device(fact)
+            if (joined is None or joined == MAYBE_CUDA) and not fact.elems:
+                # the loop head joins the value bound before the loop with what the body rebinds it
+                # to (`inp = out.argmax(-1)`: on the module's device); the first iteration reads the former
                 entry = first_iteration_fact(ctx, arg)
-                if entry is not None and known_device(entry) is not None:
+                if entry is not None and known_device(entry) not in (None, joined):
                     fact, first = entry, " on the first iteration of the loop"
             device = known_device(fact)
             if fact.kind != TENSOR or device is None:
