@@ -15,7 +15,7 @@ import libcst as cst
 from shapecheck.rules.helpers.calls import method_call, positional, torch_name
 from shapecheck.rules.helpers.messages import short
 from shapecheck.semantic.facts import CPU, DEVICE, MODULE, STR
-from shapecheck.semantic.syntax import CallArgs
+from shapecheck.semantic.syntax import CallArgs, all_params
 from shapecheck.semantic.torch_api import (
     ALL_FACTORIES, DTYPE_KINDS, LEGACY_TENSOR_CLASSES, NEW_TENSOR_METHODS, TENSOR_DEVICE_METHODS,
     TENSOR_METADATA_METHODS, TENSOR_TO_PYTHON_METHODS,
@@ -31,6 +31,22 @@ Moved = dict[tuple[int, str], str]
 
 #: torch calls whose result is a new tensor wherever their input is
 _FRESH = ALL_FACTORIES | LEGACY_TENSOR_CLASSES
+
+
+def _dtype_parameter(ctx, name: str) -> bool:
+    """``name`` is a parameter of the enclosing function annotated ``torch.dtype`` (or
+    ``Optional[torch.dtype]``): ``x.to(name)`` casts."""
+    function = ctx.function
+    if function is None:
+        return False
+    for param in all_params(function.params):
+        if param.name.value == name and param.annotation is not None:
+            annotation = param.annotation.annotation
+            if type(annotation) is cst.Subscript and ctx.qualname(annotation.value) in ("typing.Optional", "Optional") \
+                    and len(annotation.slice) == 1 and type(annotation.slice[0].slice) is cst.Index:
+                annotation = annotation.slice[0].slice.value
+            return ctx.qualname(annotation) == "torch.dtype"
+    return False
 
 
 def _move_target(ctx, call: cst.Call, facts: bool = True) -> Optional[str]:
@@ -54,6 +70,8 @@ def _move_target(ctx, call: cst.Call, facts: bool = True) -> Optional[str]:
     if qual.startswith("torch.") and qual[len("torch."):] in DTYPE_KINDS:
         return None
     if type(target) is cst.SimpleString and "cpu" in target.value:
+        return None
+    if type(target) is cst.Name and _dtype_parameter(ctx, target.value):
         return None
     if facts:
         fact = ctx.fact(target)

@@ -325,6 +325,10 @@ unsafe (`--unsafe-fixes`): an unannotated `forward(self, x)` may receive a float
 tensor but has no `.device`. A factory inside a lambda or comprehension gets no fix.
 """
     valid = (
+        # `.to(dtype)` of a parameter annotated `torch.dtype` casts: both tensors stay on the CPU
+        "import torch\ndef causal_mask(n: int, dtype: torch.dtype, past: int = 0):\n"
+        "    mask = torch.full((n, n), -1e4).to(dtype)\n"
+        "    return torch.cat([torch.zeros(n, past, dtype=dtype), mask], dim=-1)\n",
         "import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def forward(self, x):\n"
         "        mask = torch.ones(x.shape[-1], device=x.device)\n        return x * mask\n",
         # made on the device of a tensor the input object holds; `batch_sizes` of a PackedSequence

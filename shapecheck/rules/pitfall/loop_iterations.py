@@ -16,24 +16,29 @@ import libcst as cst
 from shapecheck.rules.autograd.backward_calls import backward_root
 from shapecheck.rules.helpers.calls import method_call
 from shapecheck.rules.helpers.enclosing import guarding_tests, statement_path
-from shapecheck.semantic.syntax import sub_blocks
+from shapecheck.semantic.syntax import sub_blocks, target_names
 from shapecheck.semantic.walk import walk
 
 
 def under_modulo_guard(ctx) -> bool:
     """The statement being analysed sits, inside its innermost loop, in the body of an ``if``
-    whose test holds on one iteration in many (``i % n == k``, ``not i % n``, in a conjunction)."""
+    whose test holds on one iteration in many (``i % n == k``, ``not i % n``, in a conjunction;
+    a disjunction of such tests and of the loop's counter equal to a value, ``i == 0``)."""
     loop = ctx.loop
     statement = ctx.statement
     if loop is None or statement is None:
         return False
     path = statement_path(loop, statement)
-    return path is not None and any(_modulo_test(test) for test in guarding_tests(path))
+    if path is None:
+        return False
+    counters = frozenset(target_names(loop.target)) if type(loop) is cst.For else frozenset()
+    return any(_modulo_test(test, counters) for test in guarding_tests(path))
 
 
-def _modulo_test(test: cst.BaseExpression) -> bool:
+def _modulo_test(test: cst.BaseExpression, counters: frozenset[str] = frozenset()) -> bool:
     """``test`` holds on one value in every ``n`` of a counter: ``i % n == k``, ``not i % n``,
-    a conjunction with one such part, a disjunction of such parts."""
+    a conjunction with one such part, a disjunction of such parts or of a test that holds on one
+    iteration (a loop ``counter`` equal to a value that does not involve it: ``i == 0``)."""
     if isinstance(test, cst.Comparison):
         return _is_modulo(test.left) and all(type(c.operator) is cst.Equal for c in test.comparisons) \
             or any(type(c.operator) is cst.Equal and _is_modulo(c.comparator) for c in test.comparisons)
@@ -41,13 +46,39 @@ def _modulo_test(test: cst.BaseExpression) -> bool:
         return _is_modulo(test.expression)
     if isinstance(test, cst.BooleanOperation):
         if type(test.operator) is cst.And:
-            return _modulo_test(test.left) or _modulo_test(test.right)
-        return _modulo_test(test.left) and _modulo_test(test.right)
+            return _modulo_test(test.left, counters) or _modulo_test(test.right, counters)
+        return all(_modulo_test(side, counters) or _counter_equals(side, counters) for side in (test.left, test.right))
+    return False
+
+
+def _counter_equals(test: cst.BaseExpression, counters: frozenset[str]) -> bool:
+    """``i == k`` (or ``k == i``) for a loop counter ``i`` and a ``k`` that does not read a counter:
+    it holds on one iteration of the loop."""
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1 \
+            or type(test.comparisons[0].operator) is not cst.Equal:
+        return False
+    sides = (test.left, test.comparisons[0].comparator)
+    for side, other in (sides, sides[::-1]):
+        if type(side) is cst.Name and side.value in counters and not any(
+                type(n) is cst.Name and n.value in counters for n in (other, *walk(other))):
+            return True
     return False
 
 
 def _is_modulo(expr: cst.BaseExpression) -> bool:
     return type(expr) is cst.BinaryOperation and type(expr.operator) is cst.Modulo
+
+
+def retry_loop(loop: cst.CSTNode) -> bool:
+    """The body of ``loop`` ends by leaving it (``return``, ``break``, ``raise`` as its last
+    statement): it runs once, and again only through a ``continue`` (an out-of-memory retry with
+    a smaller batch), so a statement in it runs once per attempt, not once per step."""
+    body = getattr(loop, "body", None)
+    if type(body) is not cst.IndentedBlock or not body.body:
+        return False
+    last = body.body[-1]
+    return type(last) is cst.SimpleStatementLine and bool(last.body) \
+        and type(last.body[-1]) in (cst.Return, cst.Break, cst.Raise)
 
 
 def loop_trains(ctx, loop: cst.CSTNode) -> bool:

@@ -13,11 +13,55 @@ from shapecheck.rules.helpers.calls import method_call, positional
 from shapecheck.rules.helpers.messages import short
 from shapecheck.rules.helpers.element_count import several_elements_of
 from shapecheck.rules.helpers.tensors import tensor_fact
+from shapecheck.rules.shape.bound_values import value_before
 
 
 #: constructors that build a tensor with one element per item of a list
 _FROM_LIST = frozenset({"torch.tensor", "torch.as_tensor", "torch.Tensor", "torch.FloatTensor",
                         "torch.DoubleTensor", "torch.LongTensor"})
+
+
+#: calls that flatten their receiver: ``x.view(-1)``, ``x.reshape(-1)``, ``x.flatten()``, ``x.ravel()``
+_FLATTENING = frozenset({"view", "reshape", "flatten", "ravel"})
+#: functions and methods whose result has their one tensor argument's shape
+_SAME_SHAPE = frozenset({"sigmoid", "tanh", "relu", "exp", "log", "abs", "round", "float", "double", "detach",
+                         "cpu", "clone", "neg", "softmax", "log_softmax"})
+
+
+def _flattened_unknown(ctx, expr: cst.BaseExpression, depth: int = 0) -> bool:
+    """``expr`` is a flattening of a tensor whose rank is unknown (``out.view(-1)``, also through
+    an elementwise function, ``torch.sigmoid(out.view(-1))``, or a name bound only to one): its
+    one dim holds as many elements as that tensor, which may be one (a 0-dim or ``(1, 1)``
+    output); the flattening says nothing of its size."""
+    if depth > 4:
+        return False
+    if type(expr) is cst.Name:
+        values = ctx.assigned_values(expr.value)
+        if not values:
+            value = value_before(ctx, expr.value, expr)
+            values = (value,) if value is not None else ()
+        return bool(values) and all(_flattened_unknown(ctx, v, depth + 1) for v in values)
+    if type(expr) is not cst.Call:
+        return False
+    call = method_call(expr)
+    args = positional(expr)
+    if call is not None and ctx.qualname(expr.func) is None:
+        receiver, method = call
+        if method in _FLATTENING and len(expr.args) == len(args) and (
+                not args if method in ("flatten", "ravel") else len(args) == 1 and _minus_one(args[0])):
+            shape = ctx.fact(receiver).shape
+            return shape is None or shape.rank is None
+        return method in _SAME_SHAPE and _flattened_unknown(ctx, receiver, depth + 1)
+    qual = ctx.qualname(expr.func) or ""
+    if qual.rsplit(".", 1)[-1] in _SAME_SHAPE and qual.startswith("torch.") and args:
+        return _flattened_unknown(ctx, args[0], depth + 1)
+    return False
+
+
+def _minus_one(expr: cst.BaseExpression) -> bool:
+    """``-1`` as written."""
+    return type(expr) is cst.UnaryOperation and type(expr.operator) is cst.Minus \
+        and type(expr.expression) is cst.Integer and expr.expression.value == "1"
 
 
 def _of_loop_list(ctx, target: cst.BaseExpression) -> Optional[tuple[str, Optional[str]]]:
@@ -72,6 +116,8 @@ total = x.sum().item()        # or reduce first
 ```
 """
     valid = (
+        # flattening an output of unknown rank says nothing of its size: a (1, 1) output has one element
+        "import torch\ndef predict(model, x):\n    p = torch.sigmoid(model(x).view(-1))\n    return p.item()\n",
         "import torch\nx = torch.randn(2, 3)\nv = x.sum().item()\n",
         # a loader of one sample per batch (`batch_size=1`, or the default)
         "import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n"
@@ -157,6 +203,8 @@ total = x.sum().item()        # or reduce first
         if fact is None:
             return
         name = short(ctx, target)
+        if _flattened_unknown(ctx, target):
+            return
         found = several_elements_of(ctx, target, name) or unreduced_elements(ctx, target, name) \
             or _of_loop_list(ctx, target)
         if found is None:

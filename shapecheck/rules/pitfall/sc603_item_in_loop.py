@@ -8,7 +8,7 @@ from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.calls import method_call
 from shapecheck.rules.helpers.messages import short
 from shapecheck.rules.helpers.scopes import scope_of
-from shapecheck.rules.pitfall.loop_iterations import loop_trains, under_modulo_guard
+from shapecheck.rules.pitfall.loop_iterations import loop_trains, retry_loop, under_modulo_guard
 from shapecheck.semantic.facts import CPU, CUDA, TENSOR
 
 
@@ -73,6 +73,16 @@ print(total.item())           # one sync at the end
         "import torch\ndef train(model, loader, loss_fn, opt, log_every):\n    for step, (x, y) in enumerate(loader):\n"
         "        loss = loss_fn(model(x), y)\n        loss.backward()\n        opt.step()\n"
         "        if (step + 1) % log_every == 0 and step > 0:\n            print(step, loss.item())\n",
+        # the first step, then one in `log_every`
+        "import torch\ndef train(model, loader, loss_fn, opt, log_every):\n    for i, (x, y) in enumerate(loader):\n"
+        "        loss = loss_fn(model(x), y)\n        loss.backward()\n        opt.step()\n"
+        "        if (i == 0) or ((i + 1) % log_every == 0):\n            print(i, loss.item())\n",
+        # an out-of-memory retry: the body ends in `return`, it runs again only after `continue`
+        "import torch\ndef warm_up(model, batch, opt, size):\n    while True:\n        try:\n"
+        "            loss = model(batch[:size]).sum()\n            loss.backward()\n"
+        "            if not torch.isfinite(loss).item():\n                raise RuntimeError('diverged')\n"
+        "        except torch.cuda.OutOfMemoryError:\n            size //= 2\n            continue\n"
+        "        opt.step()\n        return\n",
         # a tensor known to live on the CPU: no device to wait for
         "import torch\ndef train(model, loader, loss_fn, opt):\n    for x, y in loader:\n"
         "        loss = loss_fn(model(x), y)\n        loss.backward()\n        opt.step()\n"
@@ -95,6 +105,14 @@ print(total.item())           # one sync at the end
         "import torch\ndef train(model, loader, loss_fn, opt):\n    for i, (x, y) in enumerate(loader):\n"
         "        loss = loss_fn(model(x), y)\n        loss.backward()\n        opt.step()\n"
         "        if i % 100 != 0:\n            print(i, loss.item())  # <--\n",
+        "import torch\ndef train(model, loader, loss_fn, opt, verbose):\n    for i, (x, y) in enumerate(loader):\n"
+        "        loss = loss_fn(model(x), y)\n        loss.backward()\n        opt.step()\n"
+        "        if (i == 0) or verbose:\n            print(i, loss.item())  # <--\n",
+        # a loop that leaves only on a condition runs its body on every step
+        "import torch\ndef train(model, batches, opt, max_steps):\n    step, total = 0, 0.0\n    while True:\n"
+        "        loss = model(next(batches)).sum()\n        loss.backward()\n        opt.step()\n"
+        "        total += loss.item()  # <--\n        step += 1\n        if step >= max_steps:\n            break\n"
+        "    return total\n",
     )
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
@@ -109,7 +127,7 @@ print(total.item())           # one sync at the end
         fact = ctx.fact(call[0])
         if fact.kind is not None and fact.kind != TENSOR:
             return
-        if fact.device == CPU or under_modulo_guard(ctx):
+        if fact.device == CPU or under_modulo_guard(ctx) or retry_loop(loop):
             return
         if fact.device != CUDA and not loop_trains(ctx, loop):
             return

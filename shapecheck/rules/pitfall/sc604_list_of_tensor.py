@@ -70,6 +70,12 @@ all_out = torch.stack(outputs)
 ```
 """
     valid = (
+        # the sizes of a 1-D tensor (made from bytes) gathered from every rank: one element each
+        "import pickle\nimport torch\nimport torch.distributed as dist\ndef gather(part, world):\n"
+        "    t = torch.tensor(bytearray(pickle.dumps(part)), dtype=torch.uint8)\n    size = torch.tensor(t.shape)\n"
+        "    sizes = [size.clone() for _ in range(world)]\n    dist.all_gather(sizes, size)\n"
+        "    longest = torch.tensor(sizes).max()\n    out = torch.zeros(longest, dtype=torch.uint8)\n"
+        "    out[:size[0]] = t\n    return out\n",
         # the first element is a list: torch reads three dims, and the tensor row by row
         "import torch\nmasks = torch.tensor([[[False, True], [True, False]], torch.zeros(2, 2)])\n",
         "import torch\nt = torch.tensor([1, 2, 3])\nids = t.tolist()\n",
@@ -95,6 +101,10 @@ all_out = torch.stack(outputs)
         "    return torch.tensor(feats)\npool(nn.Linear(2, 6), [torch.randn(3, 2), torch.randn(5, 2)])\n",
     )
     invalid = (
+        # the sizes of a 2-D tensor: two elements each
+        "import torch\nimport torch.distributed as dist\ndef gather(world):\n    t = torch.zeros(4, 5)\n"
+        "    size = torch.tensor(t.shape)\n    sizes = [size.clone() for _ in range(world)]\n"
+        "    dist.all_gather(sizes, size)\n    return torch.tensor(sizes).max()  # <--\n",
         "import torch\nt = torch.tensor([1, 2, 3])\nids = list(t)  # <--\n",
         "import torch\nids = list(torch.arange(5))  # <--\n",
         # torch.tensor of a list of tensors with several elements raises ValueError

@@ -11,7 +11,7 @@ from shapecheck.rules.helpers.enclosing import earlier_statements, guarding_test
 from shapecheck.rules.helpers.messages import short
 from shapecheck.semantic.evidence import may_be_numpy
 from shapecheck.semantic.facts import TENSOR, Grad
-from shapecheck.semantic.syntax import all_params
+from shapecheck.semantic.syntax import all_params, target_names
 from shapecheck.semantic.walk import walk
 from shapecheck.shapes import is_generic
 
@@ -60,6 +60,12 @@ probs = logits.squeeze(-1)
 ```
 """
     valid = (
+        # `.astype` is NumPy's: the squeezed value is an array
+        "import numpy as np\ndef load(read, raw):\n    return read(raw).squeeze().astype(np.uint8)\n",
+        # a helper of the file that returns an array NumPy made
+        "import numpy as np\ndef rotate(batch):\n    out = np.zeros(batch.shape, dtype=np.float32)\n"
+        "    for k in range(batch.shape[0]):\n        out[k] = batch[k] @ np.eye(3)\n    return out\n"
+        "def augment(pc):\n    aug = rotate(pc[None, ...])\n    return aug.squeeze()\n",
         "import torch\nx = torch.randn(8, 1)\ny = x.squeeze(-1)\n",
         "import torch\nx = torch.randn(8, 3)\ny = x.squeeze()\n",
         "import numpy as np\ndef f(a):\n    return np.squeeze(a)\n",
@@ -67,10 +73,14 @@ probs = logits.squeeze(-1)
         "import numpy as np\ndef f(a):\n    return a.astype(np.float32).squeeze()\n",
         "import numpy as np\ndef f(a):\n    b = np.asarray(a)\n    return b.squeeze()\n",
         "def f(t):\n    arr = t.cpu().numpy()\n    return arr.squeeze()\n",
+        "import numpy as np\ndef to_image(x) -> np.ndarray:\n    return np.asarray(x)\n"
+        "def to_mask(m):\n    m = to_image(m)\n    return m.squeeze()\n",
         # a guard that proves the shape
         "def f(x):\n    if x.numel() == 1:\n        return x.squeeze()\n    return x\n",
         "def f(x):\n    if x.shape[0] == 1:\n        x = x.squeeze()\n    return x\n",
         "def f(x):\n    if x.ndim != 3:\n        raise ValueError('expected (B, 1, T)')\n    return x.squeeze()\n",
+        "import torch\ndef f(x):\n    if not torch.numel(x) == 1:\n        raise ValueError('one value')\n"
+        "    return x.squeeze()\n",
         "import torch\ndef as_scalar(x):\n    if isinstance(x, torch.Tensor) and x.dim() != 0:\n"
         "        return x.squeeze()\n    return x\n",
         # squeezed alike for the loss: a batch of one leaves both sides
@@ -110,6 +120,10 @@ probs = logits.squeeze(-1)
         "import torch\nx = torch.randn(8, 1)\ny = torch.squeeze(x)  # <--\n",
         # a guard about another tensor proves nothing about this one
         "def f(x, y):\n    if y.numel() == 1:\n        return x.squeeze()  # <--\n    return x\n",
+        "import torch\ndef f(x, y):\n    if torch.numel(y) == 1:\n        return x.squeeze()  # <--\n    return x\n",
+        # a helper annotated to return a tensor
+        "import torch\ndef scores(x) -> torch.Tensor:\n    return x.sum(-1, keepdim=True)\n"
+        "def f(x):\n    s = scores(x)\n    return s.squeeze()  # <--\n",
         # a (B, 1) model output: the batch axis goes too when B is 1
         "import torch.nn as nn\ndef predict(x):\n    head = nn.Linear(8, 1)\n    return head(x).squeeze()  # <--\n",
     )
@@ -134,7 +148,7 @@ probs = logits.squeeze(-1)
         if f.shape is not None and f.shape.rank is not None and all(
                 isinstance(d, int) and d != 1 or isinstance(d, str) and not is_generic(d) for d in f.shape.dims):
             return
-        if f.kind is None and self._may_be_numpy(target, ctx):
+        if f.kind is None and (self._may_be_numpy(target, ctx) or _numpy_use(ctx)):
             return
         if f.shape is not None and f.shape.rank is not None and 1 in f.shape.dims \
                 and (f.grad == Grad.LEAF_REQUIRES_GRAD or registered_buffer(target, ctx)):
@@ -162,7 +176,7 @@ probs = logits.squeeze(-1)
             return True
         for node in walk(scope.body):
             if type(node) is cst.Assign and any(dotted_name(t.target) == dotted for t in node.targets) \
-                    and may_be_numpy(node.value, ctx.qualname):
+                    and (may_be_numpy(node.value, ctx.qualname) or _returns_numpy(node.value, ctx)):
                 return True
             if isinstance(node, (cst.For, cst.CompFor)) and dotted_name(node.target) == dotted \
                     and type(node.iter) is cst.Name and node.iter.value != dotted \
@@ -235,10 +249,64 @@ def _reads_shape_of(test: cst.BaseExpression, key: str, ctx) -> bool:
     for node in (test, *walk(test)):
         if type(node) is cst.Attribute and node.attr.value in _SHAPE_READS and _key(node.value, ctx) == key:
             return True
-        if type(node) is cst.Call and type(node.func) is cst.Name and node.func.value == "len" \
-                and node.args and _key(node.args[0].value, ctx) == key:
+        if type(node) is cst.Call and node.args and _key(node.args[0].value, ctx) == key and (
+                type(node.func) is cst.Name and node.func.value == "len"
+                or ctx.qualname(node.func) in _SHAPE_FUNCTIONS):
             return True
     return False
+
+
+#: torch functions that read the shape of their first argument (``torch.numel(x)``)
+_SHAPE_FUNCTIONS = frozenset({"torch.numel"})
+
+
+def _returns_numpy(value: cst.BaseExpression, ctx) -> bool:
+    """``value`` calls a function of the module (defined once, at top level) whose return is
+    annotated as a NumPy array (``def to_image(x) -> np.ndarray``), or whose every ``return``
+    gives one NumPy makes (``np.zeros(...)``, a name only NumPy calls bind)."""
+    if type(value) is not cst.Call or type(value.func) is not cst.Name:
+        return False
+    name = value.func.value
+    defs = [stmt for stmt in ctx.module.body if type(stmt) is cst.FunctionDef and stmt.name.value == name]
+    if len(defs) != 1:
+        return False
+    fn = defs[0]
+    if fn.returns is not None:
+        return _numpy_type(fn.returns.annotation, ctx)
+    nodes = list(walk(fn.body))
+    returned = [node.value for node in nodes if type(node) is cst.Return]
+    if not returned or any(v is None for v in returned):
+        return False
+    plain = [v for v in returned if v is not None]
+    bound: dict[str, list[cst.BaseExpression]] = {}
+    other: set[str] = set()  # names bound otherwise than by a plain `name = value`
+    for node in nodes:
+        if type(node) is cst.Assign:
+            for t in node.targets:
+                if type(t.target) is cst.Name:
+                    bound.setdefault(t.target.value, []).append(node.value)
+                else:
+                    other.update(target_names(t.target))
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr)):
+            other.update(target_names(node.target))
+        elif type(node) is cst.With:
+            other.update(n for item in node.items if item.asname is not None for n in target_names(item.asname.name))
+    return all(may_be_numpy(v, ctx.qualname) or _numpy_name(v, bound, other, ctx) for v in plain)
+
+
+def _numpy_name(value: cst.BaseExpression, bound: dict[str, list[cst.BaseExpression]], other: set[str], ctx) -> bool:
+    """``value`` is a name that only plain assignments of values NumPy makes bind (``bound``: the
+    values of each name's plain assignments; ``other``: the names bound any other way)."""
+    if type(value) is not cst.Name or value.value in other or not bound.get(value.value):
+        return False
+    return all(may_be_numpy(b, ctx.qualname) for b in bound[value.value])
+
+
+def _numpy_use(ctx) -> bool:
+    """The squeeze's result is the receiver of a method only NumPy arrays have
+    (``a.squeeze().astype(np.uint8)``)."""
+    parent = ctx.parent
+    return type(parent) is cst.Attribute and parent.attr.value in ("astype", "tobytes", "tostring", "itemset")
 
 
 #: methods that return their receiver's shape (a copy, a move, a cast)

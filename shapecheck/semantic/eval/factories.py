@@ -14,7 +14,7 @@ from shapecheck.semantic.eval.autograd import requested_grad
 from shapecheck.semantic.eval.devices import device_kw
 from shapecheck.semantic.eval.layout import like_layout
 from shapecheck.semantic.eval.registry import Eval, method
-from shapecheck.semantic.facts import CPU, INT, NO_GRAD, TENSOR, UNKNOWN, DeviceValue, DtypeKind, Fact
+from shapecheck.semantic.facts import CPU, INT, NO_GRAD, SIZE, TENSOR, UNKNOWN, DeviceValue, DtypeKind, Fact
 from shapecheck.semantic.syntax import CallArgs
 from shapecheck.semantic.torch_api import (
     FACTORY_SIZE_PARAMETERS, LIKE_FACTORIES, NEW_TENSOR_METHODS, SIZE_ARGUMENT_FACTORIES, SIZED_NEW_TENSOR_METHODS,
@@ -78,6 +78,8 @@ def factory(ev: Eval, name: str, args: CallArgs) -> Fact:
             if shape is None and isinstance(data, (cst.List, cst.Tuple)) and data.elements \
                     and not any(type(e) is cst.StarredElement for e in data.elements):
                 shape = Shape((len(data.elements),), rest_at=1)  # `[ids]`: one row or more dims
+            elif shape is None:
+                shape, default_dtype = _flat_data(ev, data, default_dtype)
         if name in ("as_tensor", "tensor") and "device" not in args.kw and data is not None:
             df = ev.fact(data)
             if df.kind == TENSOR:  # `torch.tensor(t)` copies `t` on its own device
@@ -97,6 +99,21 @@ def factory(ev: Eval, name: str, args: CallArgs) -> Fact:
     if like is not None and like.kind == TENSOR:
         out = like_layout(out, like, shape)
     return out
+
+
+def _flat_data(ev: Eval, data: cst.BaseExpression,
+               dtype: Optional[DtypeKind]) -> tuple[Optional[Shape], Optional[DtypeKind]]:
+    """The shape and dtype of ``torch.tensor(data)`` for data that is always one row of ints:
+    a size (``torch.tensor(x.shape)``: one int per dim of ``x``), ``bytes``/``bytearray`` of
+    something; ``(None, dtype)`` for other data."""
+    if type(data) is cst.Call and type(data.func) is cst.Name and data.func.value in ("bytes", "bytearray") \
+            and ev.model.imports.resolve(data.func) is None and data.func.value not in ev.model.env:
+        return Shape((None,)), DtypeKind.INT
+    f = ev.fact(data)
+    if f.kind == SIZE:
+        sizes = f.shape
+        return Shape((len(sizes.dims) if sizes is not None and sizes.rest_at is None else None,)), DtypeKind.INT
+    return None, dtype
 
 
 def legacy_tensor(ev: Eval, name: str, args: CallArgs) -> Optional[Fact]:
