@@ -77,7 +77,7 @@ def mismatch(node: cst.Call, ctx) -> Optional[tuple[str, Optional[str]]]:
     elif vector_fact(fi) and column_fact(ft):
         column, vector, vec_fact = target, inp, fi
     else:
-        return None
+        return _enlarged(ctx, name, inp, target, fi, ft)
     c, v = short(ctx, column, 24), short(ctx, vector, 24)
     shape_c = format_shape(ctx.fact(column).shape or Shape.unknown())
     shape_v = format_shape(vec_fact.shape or Shape.unknown())
@@ -88,3 +88,30 @@ def mismatch(node: cst.Call, ctx) -> Optional[tuple[str, Optional[str]]]:
                f"each value with every other (torch only warns for MSE/L1 losses, BCE raises); "
                f"squeeze the last dim (`{c}.squeeze(-1)`) or view the other as (-1, 1)")
     return with_exception(message, condition), condition
+
+
+def _enlarged(ctx, name: str, inp: cst.BaseExpression, target: cst.BaseExpression,
+              fi: Fact, ft: Fact) -> Optional[tuple[str, Optional[str]]]:
+    """``(message, condition)`` when the target has a size other than 1 on an axis where the
+    input has size 1 (``(N, 1)`` against ``(N, N)``, a target that an earlier ``(N, 1) + (N,)``
+    made square): the input is broadcast up to the target's shape, and the loss averages copies
+    of each prediction against unrelated targets. Dims the input lacks are left alone (a vector
+    compared with each row may be meant)."""
+    si, st = fi.shape, ft.shape
+    if si is None or st is None or si.rank is None or st.rank is None or st.rank < si.rank:
+        return None
+    grown = [(a, b) for a, b in zip(si.dims, st.dims[st.rank - si.rank:])
+             if a == 1 and b is not None and b != 1 and not (isinstance(b, int) and b < 1)]
+    if not grown or any(a not in (1, b) and b != 1 for a, b in zip(si.dims, st.dims[st.rank - si.rank:])):
+        return None
+    symbols = sorted({b for _, b in grown if isinstance(b, str)})
+    if len(symbols) < len(grown) - sum(1 for _, b in grown if isinstance(b, int)):
+        return None
+    condition = None if len(symbols) < len(grown) else " and ".join(f"`{b}` is 1" for b in symbols)
+    i, t = short(ctx, inp, 24), short(ctx, target, 24)
+    message = (f"`{name}` is given `{i}` {format_shape(si)} and a larger target `{t}` {format_shape(st)}: the "
+               f"input is broadcast up to the target's shape, so each prediction is compared with targets of other "
+               f"rows (torch only warns for MSE/L1 losses, BCE raises); make the target {format_shape(si)} "
+               f"(a `(N, 1) + (N,)` before it gives `(N, N)`)")
+    return with_exception(message, condition), condition
+

@@ -150,6 +150,13 @@ c = a + b[:, None]  # (2, 3) + (2, 1)
 ```
 """
     valid = (
+        # the target keeps the input's shape: the max is made a column first
+        "import torch\nimport torch.nn as nn\nnet = nn.Linear(4, 2)\nb_s = torch.randn(32, 4)\n"
+        "b_a = torch.randint(0, 2, (32, 1))\nb_r = torch.randn(32, 1)\nq_eval = net(b_s).gather(1, b_a)\n"
+        "q_target = b_r + 0.9 * net(b_s).detach().max(1)[0].view(32, 1)\nloss = nn.MSELoss()(q_eval, q_target)\n",
+        # one vector compared with each row: the input lacks the row axis, it is not widened
+        "import torch\nimport torch.nn.functional as F\ncenter = torch.zeros(8)\n"
+        "loss = F.mse_loss(center, torch.randn(16, 8))\n",
         # the assert says the two chunk sizes are equal (mamba's reference segsum)
         "import torch\ndef segsum(dSSdA, dA_cs, chunk_size):\n    B, H, nchunks, C, C_ = dSSdA.shape\n"
         "    assert C == chunk_size == C_\n    seg = dA_cs.view(B, H, nchunks, C)\n"
@@ -223,6 +230,10 @@ c = a + b[:, None]  # (2, 3) + (2, 1)
         "    sym = (data + data.mT) / 2\n    return skew + sym\n",
     )
     invalid = (
+        # DQN's target: (B, 1) + (B,) is (B, B), and the loss broadcasts each Q value against it
+        "import torch\nimport torch.nn as nn\nnet = nn.Linear(4, 2)\nb_s = torch.randn(32, 4)\n"
+        "b_a = torch.randint(0, 2, (32, 1))\nb_r = torch.randn(32, 1)\nq_eval = net(b_s).gather(1, b_a)\n"
+        "q_target = b_r + 0.9 * net(b_s).detach().max(1)[0]\nloss = nn.MSELoss()(q_eval, q_target)  # <--\n",
         "import torch\na = torch.zeros(2, 3)\nb = torch.zeros(2)\nc = a + b  # <--\n",
         "import torch\na = torch.ones(4, 5)\nb = torch.ones(4, 4)\nc = torch.where(a > 0, a, b)  # <--\n",
         "import torch\nfrom jaxtyping import Float\n\n"

@@ -151,6 +151,18 @@ def _to_result(ev: Eval, out: Fact, x: Fact, args: CallArgs) -> Fact:
     return out.with_(**changes)
 
 
+@method("gather")
+def gather(ev: Eval, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
+    """``x.gather(dim, index)``: a new tensor of the index's shape, on ``x``'s device, of its dtype."""
+    index = args.get(1, "index")
+    if index is None or args.starred:
+        return None
+    fi = ev.fact(index)
+    shape = fi.shape if fi.kind == TENSOR else None
+    return O.plain_tensor(shape, device=x.device, grad=grad_of(ev, [x], True) if x.kind == TENSOR else None,
+                          dtype_kind=x.dtype_kind)
+
+
 @method("size")
 def size(ev: Eval, x: Fact, name: str, args: CallArgs) -> Optional[Fact]:
     """size(): a torch.Size; size(d): an int (its value when known)."""
