@@ -13,7 +13,7 @@ from shapecheck.rules.helpers.calls import dotted_name, keyword, method_call, po
 from shapecheck.rules.helpers.held_values import held_values
 from shapecheck.rules.helpers.messages import short
 from shapecheck.rules.helpers.name_uses import read_only_as
-from shapecheck.semantic.facts import NO_GRAD, TENSOR
+from shapecheck.semantic.facts import LEAF_REQUIRES_GRAD, NO_GRAD, NON_LEAF, TENSOR
 from shapecheck.semantic.no_gradient import DETACHED, PYTHON_NUMBER
 from shapecheck.semantic.torch_api import FUNCTIONAL_LOSSES
 
@@ -69,6 +69,9 @@ loss = F.cross_entropy(logits, target)    # the loss on the scores
 ```
 """
     valid = (
+        # the model's output is the loss's second argument: the gradient flows through the target
+        "import torch\nimport torch.nn.functional as F\nnet = torch.nn.Linear(4, 4)\nnoise = torch.randn(8, 4)\n"
+        "loss = F.mse_loss(noise, net(torch.randn(8, 4)))\nloss.backward()\n",
         # decoder steps written into a zeros buffer: the buffer joins their graph (seq2seq)
         "import torch\nimport torch.nn as nn\nclass Dec(nn.Module):\n    def __init__(self):\n"
         "        super().__init__()\n        self.fc = nn.Linear(4, 4)\n    def forward(self, x):\n"
@@ -134,6 +137,8 @@ loss = F.cross_entropy(logits, target)    # the loss on the scores
         "    return sum(parts)\ndef train(parts):\n    loss = total_loss(parts, False)\n    loss.backward()\n",
     )
     invalid = (
+        "import torch\nimport torch.nn.functional as F\nnet = torch.nn.Linear(4, 4)\nnoise = torch.randn(8, 4)\n"
+        "loss = F.mse_loss(noise, net(torch.randn(8, 4)).detach())\nloss.backward()  # <--\n",
         # logged as a number, and returned as the loss too
         "import torch\nimport torch.nn.functional as F\ndef step(m, x, y):\n"
         "    pred = torch.argmax(m(x), dim=1)\n    loss = F.mse_loss(pred.float(), y.float())  # <--\n"
@@ -275,6 +280,8 @@ loss = F.cross_entropy(logits, target)    # the loss on the scores
             return False
         if any(ctx.fact(p).kind not in (TENSOR, None) or ctx.fact(p).grad != NO_GRAD for p in preds):
             return False
+        if any(_target_with_grad(ctx, v) for v in values):
+            return False  # `F.mse_loss(noise, pred)`: the model's output is the target, grads flow through it
         ctx.report(
             node,
             f"the loss `{short(ctx, root)}` is computed from `{short(ctx, pred)}`, which does not "
@@ -334,3 +341,17 @@ def _taken_number(ctx, root: cst.BaseExpression) -> Optional[cst.Call]:
         return None
     call = method_call(values[0])
     return values[0] if call is not None and call[1] == "item" and not values[0].args else None
+
+
+def _target_with_grad(ctx, loss: cst.BaseExpression) -> bool:
+    """The second argument (``target``) of the loss call ``loss`` is known to require grad (a
+    model's output): the loss is differentiable through it."""
+    if type(loss) is not cst.Call:
+        return False
+    args = positional(loss)
+    target = args[1] if len(args) > 1 else None
+    if target is None:
+        arg = keyword(loss, "target")
+        target = arg.value if arg is not None else None
+    return target is not None and ctx.fact(target).grad in (NON_LEAF, LEAF_REQUIRES_GRAD)
+
