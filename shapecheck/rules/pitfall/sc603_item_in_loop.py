@@ -25,7 +25,9 @@ class ItemInLoop(Rule):
 Flags `.item()` called inside a `for` or `while` loop that trains (its body runs a backward
 pass), on a tensor that is not known to live on the CPU, and inside any loop on a tensor known
 to live on the GPU. A call under a logging guard (`if i % 100 == 0:`, `if step % log_every ==
-0:`) runs on one iteration in many and is not flagged; neither is a loop of library code that
+0:`, `if i == 0 or (i + 1) % n == 0:`) runs on one iteration in many and is not flagged; neither
+is a retry loop whose body ends in `return`, `break` or `raise` (it runs again only after a
+`continue`, an out-of-memory retry with a smaller batch), nor a loop of library code that
 evaluates or converts (no backward pass), nor an epoch loop that calls a training function or
 holds the batch loop that trains (its own statements run once per epoch), on a tensor of unknown
 device. Opt-in: a performance hint, not a bug.

@@ -112,7 +112,11 @@ and a vector held in local names), and an elementwise loss (`F.mse_loss`, `nn.L1
 `nn.BCEWithLogitsLoss`...) given a `(..., 1)` input and a 1-D target, which broadcast to every
 pair `(N, N)` (torch only warns for MSE/L1); the same error written by hand and reduced
 (`((out - y) ** 2).mean()` with `out = fc(x)` of shape `(N, 1)`) is flagged too, while a column
-made on purpose (`a[:, None] - b`, `a.unsqueeze(1) - b`: pairwise differences) is not.
+made on purpose (`a[:, None] - b`, `a.unsqueeze(1) - b`: pairwise differences) is not. Such a
+loss given a target larger than its input on an axis where the input has size 1 is flagged too:
+`(B, 1)` against the `(B, B)` that an earlier `(B, 1) + (B,)` made (DQN's `r + gamma *
+q_next.max(1)[0]` with `r` of shape `(B, 1)`) compares each prediction with the targets of every
+row (a vector compared with each row of a matrix, which lacks the row axis, is left alone).
 
 `y.expand_as(x)` and `y.expand(x.shape)` are checked as `y` broadcast against `x` (squeeze-
 excitation weights `(b, c)` expanded to `(b, c, h, w)` raise unless `c` equals `w`...).
