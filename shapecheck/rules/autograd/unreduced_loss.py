@@ -13,20 +13,17 @@ from typing import Optional
 import libcst as cst
 
 from shapecheck.rules.autograd.global_values import global_values
-from shapecheck.rules.helpers.calls import dotted_name, keyword, torch_name
+from shapecheck.rules.helpers.calls import dotted_name, torch_name
 from shapecheck.rules.shape.bound_values import value_before
+from shapecheck.semantic.eval.nn_modules import reduction_off
+from shapecheck.semantic.syntax import CallArgs
 from shapecheck.semantic.torch_api import FUNCTIONAL_LOSSES, NN_LOSS_MODULES
 from shapecheck.semantic.walk import walk
 
 
 def _says_none(ctx, call: cst.Call) -> Optional[str]:
-    """How ``call`` turns the reduction off: ``reduction="none"``, or the legacy ``reduce=False``
-    (which wins over ``size_average``); ``None`` when it does not."""
-    arg = keyword(call, "reduction")
-    if arg is not None:
-        return 'reduction="none"' if ctx.fact(arg.value).value == "none" else None
-    legacy = keyword(call, "reduce")
-    return "reduce=False" if legacy is not None and ctx.fact(legacy.value).value is False else None
+    """How ``call`` turns the reduction off (:func:`~shapecheck.semantic.eval.nn_modules.reduction_off`)."""
+    return reduction_off(ctx.fact, CallArgs(call))
 
 
 def _unreduced_module(ctx, expr: cst.BaseExpression) -> Optional[str]:

@@ -12,6 +12,7 @@ from typing import Optional
 
 import libcst as cst
 
+from shapecheck.rules.helpers.annotations import unwrap_optional
 from shapecheck.rules.helpers.calls import method_call, positional, torch_name
 from shapecheck.rules.helpers.messages import short
 from shapecheck.semantic.facts import CPU, DEVICE, MODULE, STR
@@ -41,11 +42,7 @@ def _dtype_parameter(ctx, name: str) -> bool:
         return False
     for param in all_params(function.params):
         if param.name.value == name and param.annotation is not None:
-            annotation = param.annotation.annotation
-            if type(annotation) is cst.Subscript and ctx.qualname(annotation.value) in ("typing.Optional", "Optional") \
-                    and len(annotation.slice) == 1 and type(annotation.slice[0].slice) is cst.Index:
-                annotation = annotation.slice[0].slice.value
-            return ctx.qualname(annotation) == "torch.dtype"
+            return ctx.qualname(unwrap_optional(param.annotation.annotation)) == "torch.dtype"
     return False
 
 

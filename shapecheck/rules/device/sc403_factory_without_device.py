@@ -17,6 +17,7 @@ from shapecheck.rules.device.moved_values import Moved, moved_module, moved_to
 from shapecheck.rules.device.operands import same_device_operands
 from shapecheck.rules.device.placement import DEVICE_WORDS, known_device, placed_note, placed_place
 from shapecheck.rules.helpers import fix_safety
+from shapecheck.rules.helpers.annotations import unwrap_optional
 from shapecheck.rules.helpers.calls import (
     dotted_name, is_name, is_number, keyword, method_call, positional, torch_name,
 )
@@ -181,10 +182,7 @@ def _annotated_tensor(param: cst.Param) -> bool:
     """True for ``x: Tensor``, ``x: torch.Tensor``, ``x: Optional[Tensor]``, ``x: Float[Tensor, "b c"]``."""
     if param.annotation is None:
         return False
-    annotation = param.annotation.annotation
-    if type(annotation) is cst.Subscript and dotted_name(annotation.value) in ("Optional", "typing.Optional"):
-        inner = annotation.slice[0].slice
-        annotation = inner.value if type(inner) is cst.Index else annotation
+    annotation = unwrap_optional(param.annotation.annotation)
     dotted = dotted_name(annotation)
     if dotted is not None:
         return dotted.split(".")[-1] == "Tensor"

@@ -261,16 +261,14 @@ _SHAPE_FUNCTIONS = frozenset({"torch.numel"})
 
 
 def _returns_numpy(value: cst.BaseExpression, ctx) -> bool:
-    """``value`` calls a function of the module (defined once, at top level) whose return is
-    annotated as a NumPy array (``def to_image(x) -> np.ndarray``), or whose every ``return``
-    gives one NumPy makes (``np.zeros(...)``, a name only NumPy calls bind)."""
+    """``value`` calls a function of the file (by its name) whose return is annotated as a NumPy
+    array (``def to_image(x) -> np.ndarray``), or whose every ``return`` gives one NumPy makes
+    (``np.zeros(...)``, a name only NumPy calls bind)."""
     if type(value) is not cst.Call or type(value.func) is not cst.Name:
         return False
-    name = value.func.value
-    defs = [stmt for stmt in ctx.module.body if type(stmt) is cst.FunctionDef and stmt.name.value == name]
-    if len(defs) != 1:
+    fn = ctx.local_callee(value)
+    if fn is None:
         return False
-    fn = defs[0]
     if fn.returns is not None:
         return _numpy_type(fn.returns.annotation, ctx)
     nodes = list(walk(fn.body))

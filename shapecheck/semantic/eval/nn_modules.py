@@ -3,7 +3,7 @@ instances of the file's own ``nn.Module`` classes, calling a module, its methods
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, Optional
 
 import libcst as cst
 
@@ -100,19 +100,22 @@ def nn_class(ev: Eval, qual: str, name: str, expr: cst.Call) -> Optional[Fact]:
     return None
 
 
-def _reduction_off(ev: Eval, name: str, args: CallArgs) -> Optional[str]:
-    """How the loss module ``torch.nn.<name>(args)`` is built with its reduction off, as messages
-    name it (``'nn.MSELoss(reduction="none")'``, the legacy ``reduce=False``); ``None`` when it
-    reduces or may."""
-    if args.starred:
-        return None
+def reduction_off(fact_of: Callable[[cst.CSTNode], Fact], args: CallArgs) -> Optional[str]:
+    """How a loss call or loss module construction with arguments ``args`` turns its reduction
+    off, as messages write it: ``'reduction="none"'``, or the legacy ``'reduce=False'`` (which
+    wins over ``size_average``); ``None`` when it does not. ``fact_of`` gives an argument's facts."""
     reduction = args.kw.get("reduction")
     if reduction is not None:
-        return f'nn.{name}(reduction="none")' if ev.fact(reduction).value == "none" else None
+        return 'reduction="none"' if fact_of(reduction).value == "none" else None
     legacy = args.kw.get("reduce")
-    if legacy is not None and ev.fact(legacy).value is False:
-        return f"nn.{name}(reduce=False)"
-    return None
+    return "reduce=False" if legacy is not None and fact_of(legacy).value is False else None
+
+
+def _reduction_off(ev: Eval, name: str, args: CallArgs) -> Optional[str]:
+    """How the loss module ``torch.nn.<name>(args)`` is built with its reduction off, as messages
+    name it (``'nn.MSELoss(reduction="none")'``); ``None`` when it reduces or may."""
+    spelled = reduction_off(ev.fact, args) if not args.starred else None
+    return f"nn.{name}({spelled})" if spelled is not None else None
 
 
 def _nn_contents(ev: Eval, name: str, args: CallArgs) -> Contents:
