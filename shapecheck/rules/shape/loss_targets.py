@@ -100,14 +100,13 @@ def _enlarged(ctx, name: str, inp: cst.BaseExpression, target: cst.BaseExpressio
     si, st = fi.shape, ft.shape
     if si is None or st is None or si.rank is None or st.rank is None or st.rank < si.rank:
         return None
-    grown = [(a, b) for a, b in zip(si.dims, st.dims[st.rank - si.rank:])
-             if a == 1 and b is not None and b != 1 and not (isinstance(b, int) and b < 1)]
-    if not grown or any(a not in (1, b) and b != 1 for a, b in zip(si.dims, st.dims[st.rank - si.rank:])):
+    pairs = list(zip(si.dims, st.dims[st.rank - si.rank:]))
+    grown = [b for a, b in pairs if a == 1 and b is not None and b != 1 and not (isinstance(b, int) and b < 1)]
+    if not grown or any(a not in (1, b) and b != 1 for a, b in pairs):
         return None
-    symbols = sorted({b for _, b in grown if isinstance(b, str)})
-    if len(symbols) < len(grown) - sum(1 for _, b in grown if isinstance(b, int)):
-        return None
-    condition = None if len(symbols) < len(grown) else " and ".join(f"`{b}` is 1" for b in symbols)
+    symbols = [b for b in grown if isinstance(b, str)]
+    # an int size widens the input whatever the symbols are; symbols alone widen it unless each is 1
+    condition = None if len(symbols) < len(grown) else " and ".join(f"`{b}` is 1" for b in sorted(set(symbols)))
     i, t = short(ctx, inp, 24), short(ctx, target, 24)
     message = (f"`{name}` is given `{i}` {format_shape(si)} and a larger target `{t}` {format_shape(st)}: the "
                f"input is broadcast up to the target's shape, so each prediction is compared with targets of other "

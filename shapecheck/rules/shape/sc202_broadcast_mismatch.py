@@ -234,6 +234,9 @@ c = a + b[:, None]  # (2, 3) + (2, 1)
         "    sym = (data + data.mT) / 2\n    return skew + sym\n",
     )
     invalid = (
+        # one generic size on both axes the input has as 1
+        "import torch.nn.functional as F\ndef f(x):\n    b, t = x.shape\n    pred = x.new_zeros(1, 1)\n"
+        "    return F.mse_loss(pred, x.new_zeros(b, b))  # <--\n",
         # DQN's target: (B, 1) + (B,) is (B, B), and the loss broadcasts each Q value against it
         "import torch\nimport torch.nn as nn\nnet = nn.Linear(4, 2)\nb_s = torch.randn(32, 4)\n"
         "b_a = torch.randint(0, 2, (32, 1))\nb_r = torch.randn(32, 1)\nq_eval = net(b_s).gather(1, b_a)\n"
