@@ -111,6 +111,7 @@ def _walk_context(checker: Any, rules: Sequence[Any], context: Context) -> tuple
     interpreter._track_saves = any(word in source for word in (*BACKWARD_WORDS, "def forward"))
     if interpreter._track_saves:
         model.scopes.module.saves.shared.records = mentions_backward(checker.module)
+        interpreter._saves.steps = ".step(" in source
     interpreter._saves.source = checker.module.code_for_node
     interpreter._note_call = call_noter(model)
     outer_sites = defs.sites

@@ -28,15 +28,16 @@ from typing import Callable, Iterable, Iterator, Optional, Union
 import libcst as cst
 
 from shapecheck.semantic.backward_targets import WRAPPER_ONLY, method_backward_start
-from shapecheck.semantic.facts import INT, LEAF_REQUIRES_GRAD, MODULE, NON_LEAF, TENSOR, Fact
+from shapecheck.semantic.facts import INT, LEAF_REQUIRES_GRAD, MODULE, NON_LEAF, OPTIMIZER, TENSOR, Fact
 from shapecheck.semantic.graph_reads import graph_names_read
 from shapecheck.semantic.inplace import (
     augassign_target, inplace_call_targets, subscript_writes, view_base, written_base,
 )
 from shapecheck.semantic.imports import torch_name
+from shapecheck.semantic.optimizer_params import covers
 from shapecheck.semantic.saved_tensors import Resolve, below, saved_roles, saving_op
 from shapecheck.semantic.syntax import dotted_name, is_number, positional
-from shapecheck.semantic.torch_api import OTHER, RESULT, SELF
+from shapecheck.semantic.torch_api import OTHER, RESULT, SELF, WEIGHTS
 from shapecheck.semantic.walk import walk
 from shapecheck.semantic.node_memo import NodeMemo
 
@@ -49,6 +50,9 @@ FactOf = Callable[[cst.BaseExpression], Fact]
 #: what calling a module saves, given the module and whether its input requires grad (see
 #: :func:`shapecheck.semantic.layer_saves.module_saves`)
 ModuleSaves = Callable[[Fact, Optional[bool]], frozenset[str]]
+#: whether calling a module saves its own parameters, given the module and whether any of its
+#: inputs requires grad (see :func:`shapecheck.semantic.layer_saves.saves_weights`)
+ModuleWeights = Callable[[Fact, Optional[bool]], bool]
 
 
 class SaveRecord:
@@ -198,6 +202,17 @@ class BackwardSaves:
         shared.elements.setdefault(binding, set()).update(records)
         shared.deps[binding] = shared.deps.get(binding, frozenset()) | frozenset(deps) | frozenset(records)
 
+    def step(self, modules: frozenset[str], node: cst.Call) -> None:
+        """``node`` (an optimizer's ``step()``) changes the parameters of ``modules`` in place:
+        the weights that calls of those modules (or of their submodules) saved on this path are
+        changed, unless a backward pass already freed them. A call of a module that holds an
+        updated one is left alone: its backward may not reach the updated part."""
+        changed, freed = self.changed, self.freed
+        for record in self.made:
+            if record.role == WEIGHTS and record not in changed and record not in freed \
+                    and any(covers(m, record.binding[0]) for m in modules):
+                changed[record] = node
+
     def add_record(self, op: Union[str, Callable[[], str]], binding: Binding, role: str,
                    node: Optional[cst.CSTNode] = None) -> SaveRecord:
         """``op`` (the code of ``node``) saved ``binding`` for backward."""
@@ -264,11 +279,13 @@ def join_saves(states: list[BackwardSaves], stopped_early: bool = False) -> Back
 
 def record_saves(state: BackwardSaves, expr: cst.BaseExpression, result: Optional[Binding],
                  fact: FactOf, resolve: Resolve, source: Callable[[cst.CSTNode], str],
-                 module_roles: Optional[ModuleSaves] = None) -> set[SaveRecord]:
+                 module_roles: Optional[ModuleSaves] = None,
+                 module_weights: Optional[ModuleWeights] = None) -> set[SaveRecord]:
     """Add the save records of every tabled op (and module call) inside ``expr``; return them.
 
     ``result`` is the binding that receives the value of ``expr`` itself (for ops that save their
-    output). Operands whose grad state is unknown make the op's saves unknown: skipped.
+    output). Operands whose grad state is unknown make the op's saves unknown: skipped. With
+    ``module_weights``, a module call that saves the module's parameters gets a record of them.
     """
     added: set[SaveRecord] = set()
     for node in [expr, *below(expr)]:
@@ -282,7 +299,14 @@ def record_saves(state: BackwardSaves, expr: cst.BaseExpression, result: Optiona
         op, self_expr, other_expr = found
         self_grad = fact(self_expr).requires_grad if self_expr is not None else None
         if op == _MODULE_CALL:
-            roles: Optional[frozenset[str]] = module_roles(fact(node.func), self_grad)  # type: ignore[union-attr,misc]
+            module_fact = fact(node.func)  # type: ignore[union-attr]
+            roles: Optional[frozenset[str]] = module_roles(module_fact, self_grad)  # type: ignore[misc]
+            module = dotted_name(node.func) if module_weights is not None else None  # type: ignore[union-attr]
+            if module is not None and module_weights(  # type: ignore[misc]
+                    module_fact, self_grad if self_grad is True else _any_input_grad(node, fact)):  # type: ignore[arg-type]
+                # a binding no name has: only an optimizer step over the module changes it
+                weights = (module, -state.shared.next())
+                added.add(state.add_record(_one_line(source, node), weights, WEIGHTS, node))
         elif other_expr is None:
             roles = saved_roles(op, self_grad, None)
         elif is_number(other_expr):
@@ -315,6 +339,18 @@ def record_saves(state: BackwardSaves, expr: cst.BaseExpression, result: Optiona
                 if role == RESULT and element:
                     state.shared.elements.setdefault(target, set()).add(record)
     return added
+
+
+def _any_input_grad(call: cst.Call, fact: FactOf) -> Optional[bool]:
+    """Whether any positional argument of ``call`` requires grad (``None``: none is known to,
+    and some are unknown)."""
+    known = True
+    for arg in positional(call):
+        grad = fact(arg).requires_grad
+        if grad is True:
+            return True
+        known = known and grad is False
+    return False if known else None
 
 
 def _one_line(source: Callable[[cst.CSTNode], str], node: cst.CSTNode) -> Callable[[], str]:
@@ -369,7 +405,8 @@ class SavesTracker:
 
     def __init__(self, fact: FactOf, resolve: Resolve, source: Callable[[cst.CSTNode], str],
                  module_roles: Optional[ModuleSaves] = None,
-                 inplace_module: Optional[Callable[[cst.Call], bool]] = None) -> None:
+                 inplace_module: Optional[Callable[[cst.Call], bool]] = None,
+                 module_weights: Optional[ModuleWeights] = None) -> None:
         self.fact = fact
         self.resolve = resolve
         self.source = source
@@ -377,6 +414,10 @@ class SavesTracker:
         self.module_roles = module_roles
         #: a call of a layer built with ``inplace=True`` (it writes into its first argument)
         self.inplace_module = inplace_module
+        #: whether a module call saves the module's parameters (``None``: not recorded)
+        self.module_weights = module_weights
+        #: the file steps an optimizer (``.step(``): only then are the parameters a call saved recorded
+        self.steps = False
 
     def statement(self, state: BackwardSaves, small: cst.CSTNode, calls: list[cst.Call],
                   grad_enabled: Optional[bool]) -> None:
@@ -392,7 +433,8 @@ class SavesTracker:
                 # the value runs first: `out[:, t] = self.fc(out[:, t - 1])` saves a view of `out`, then writes it
                 made = state.deps_of(value)
                 if grad_enabled is True:
-                    made |= record_saves(state, value, None, self.fact, self.resolve, self.source, self.module_roles)
+                    made |= record_saves(state, value, None, self.fact, self.resolve, self.source, self.module_roles,
+                                   self._weights())
             for target, whole_element in writes:
                 self._changed(state, target, small, grad_enabled, whole_element)
                 dotted = dotted_name(target)
@@ -413,7 +455,8 @@ class SavesTracker:
             if state.shared.records:
                 added = state.deps_of(value)
                 if grad_enabled is True:
-                    added |= record_saves(state, value, None, self.fact, self.resolve, self.source, self.module_roles)
+                    added |= record_saves(state, value, None, self.fact, self.resolve, self.source, self.module_roles,
+                                   self._weights())
             self._changed(state, augassign_target(small), small, grad_enabled)  # type: ignore[arg-type]
             dotted = dotted_name(small.target)  # type: ignore[attr-defined]
             if dotted is not None:
@@ -431,6 +474,10 @@ class SavesTracker:
             if self.inplace_module is not None and self.inplace_module(call):
                 self._changed(state, positional(call)[0], call, grad_enabled)
             func = call.func
+            if type(func) is cst.Attribute and func.attr.value == "step" and state.shared.made_any:
+                updated = self._stepped(call)
+                if updated:
+                    state.step(updated, call)
             if type(func) is cst.Attribute and func.attr.value == "append" and len(call.args) == 1 \
                     and state.shared.records:
                 self._appended(state, func.value, call.args[0].value, grad_enabled)
@@ -443,6 +490,23 @@ class SavesTracker:
                 for record in state.deps_of(start) if start is not None else ():
                     state.freed.setdefault(record, call)
 
+    def _weights(self) -> Optional[ModuleWeights]:
+        """What tells the parameters a module call saves, in a file that steps an optimizer."""
+        return self.module_weights if self.steps else None
+
+    def _stepped(self, call: cst.Call) -> Optional[frozenset[str]]:
+        """The modules whose parameters ``call`` changes: ``opt.step()`` (or ``opt.step(closure)``)
+        of an optimizer built over them, ``scaler.step(opt)`` of AMP's grad scaler."""
+        fact = self.fact(call.func.value)  # type: ignore[attr-defined]
+        if fact.kind == OPTIMIZER:
+            return fact.updates if len(call.args) <= 1 else None
+        args = positional(call)
+        if len(args) == 1 and len(call.args) == 1:
+            stepped = self.fact(args[0])
+            if stepped.kind == OPTIMIZER:
+                return stepped.updates
+        return None
+
     def _assigned(self, state: BackwardSaves, targets: list[cst.BaseExpression], value: cst.BaseExpression,
                   grad_enabled: Optional[bool], made: Optional[set[SaveRecord]] = None) -> None:
         """Bind the names of ``targets`` to ``value`` (``made``: the records ``value`` depends on,
@@ -453,7 +517,8 @@ class SavesTracker:
         version = state.shared.next() if single is not None else None
         if records and grad_enabled is True and made is None:
             result = (single, version) if single is not None and version is not None else None
-            deps |= record_saves(state, value, result, self.fact, self.resolve, self.source, self.module_roles)
+            deps |= record_saves(state, value, result, self.fact, self.resolve, self.source, self.module_roles,
+                                   self._weights())
         for target in targets:
             for element in _flat_targets(target):
                 dotted = dotted_name(element)
@@ -503,7 +568,8 @@ class SavesTracker:
             held = list(state.shared.saved.get(state.binding(value_name), ()))
         elif grad_enabled is True:
             result = state.binding(name)
-            made = record_saves(state, value, result, self.fact, self.resolve, self.source, self.module_roles)
+            made = record_saves(state, value, result, self.fact, self.resolve, self.source, self.module_roles,
+                                   self._weights())
             held = [r for r in made if r.binding == result and r.role == RESULT]
         state.hold(name, held, state.deps_of(value))
 
@@ -566,15 +632,15 @@ def mentions_backward(scope: cst.CSTNode) -> bool:
 
 
 def retains_graph(call: cst.Call) -> bool:
-    """``backward(retain_graph=...)`` or ``create_graph=...`` (not ``False``/``None``): the graph
-    stays for another backward pass."""
+    """``backward(retain_graph=...)`` (or torch 0.3's ``retain_variables=...``) or
+    ``create_graph=...`` (not ``False``/``None``): the graph stays for another backward pass."""
     for arg in call.args:
         if arg.keyword is None:
             continue
         word = arg.keyword.value
         value = arg.value
         literal = value.value if type(value) is cst.Name else None
-        if word == "retain_graph" and literal not in ("False", "None"):
+        if word in ("retain_graph", "retain_variables") and literal not in ("False", "None"):
             return True
         if word == "create_graph" and literal != "False":
             return True

@@ -267,10 +267,25 @@ def concrete_attrs(env: dict[str, Fact], values: dict[str, int], skip: Optional[
             dims = tuple(_concrete(d, values) for d in f.shape.dims)
             if dims != f.shape.dims:
                 env[key] = f.with_(shape=Shape(dims, f.shape.rest_at, f.shape.rest_name), strides=None)
-        elif f.kind == MODULE and f.features is not None:
-            features = tuple(_concrete(d, values) for d in f.features)
-            if features != f.features:
-                env[key] = f.with_(features=features)
+        elif f.kind == MODULE and (f.features is not None or f.layers is not None):
+            concrete = _concrete_module(f, values)
+            if concrete is not f:
+                env[key] = concrete
+
+
+def _concrete_module(f: Fact, values: dict[str, int]) -> Fact:
+    """``f`` (a module) with the config sizes of its features, and of its layers' (a
+    ``Sequential``), made the ints of ``values``; ``f`` itself when nothing changes."""
+    changes: dict = {}
+    if f.features is not None:
+        features = tuple(_concrete(d, values) for d in f.features)
+        if features != f.features:
+            changes["features"] = features
+    if f.layers is not None:
+        layers = tuple(_concrete_module(layer, values) for layer in f.layers)
+        if any(new is not old for new, old in zip(layers, f.layers)):
+            changes["layers"] = layers
+    return f.with_(**changes) if changes else f
 
 
 __all__ = ["ConfigSize", "config_size", "is_config_size", "init_sizes", "constructed_sizes", "concrete_attrs",

@@ -54,6 +54,10 @@ Fields (all optional):
 - ``placed_by``: for a module that the file moves to a device (and its parameters, buffers and
   submodules, in its methods): where the file moves it, for messages
   (:mod:`~shapecheck.semantic.module_state`); a :class:`Noted` text whose ``node`` is the move.
+- ``updates``: for an optimizer: the dotted names of the modules whose parameters it updates,
+  when its construction names them (``optim.Adam(D.parameters())``: ``{"D"}``).
+- ``layers``: for an ``nn.Sequential`` of ``torch.nn`` layers given one by one: the facts of
+  its layers, in order (a call runs them one after the other).
 - ``mapped``: for a dict the function fills by item assignment only
   (:mod:`~shapecheck.semantic.dict_values`): ``()`` while it is empty, else the one-element tuple
   of the join of every value stored in it (what any item read gives).
@@ -290,6 +294,16 @@ def _reduction_key(r: Optional[Reduction]) -> Optional[tuple[int, tuple[int, ...
     return (id(r.source), r.axes) if r is not None else None
 
 
+def _layers_key(layers: Optional[tuple["Fact", ...]]) -> object:
+    """What :meth:`Fact.same` compares of a ``Sequential``'s layers: what each one says."""
+    return None if layers is None else tuple(value_key(f) for f in layers)
+
+
+def join_layers(x: Optional[tuple["Fact", ...]], y: Optional[tuple["Fact", ...]]) -> Optional[tuple["Fact", ...]]:
+    """Join rule for a ``Sequential``'s layers: the first path's when both say the same of each."""
+    return x if _layers_key(x) == _layers_key(y) else None
+
+
 def _fact(join: Union[JoinRule, KeptWith], same: Optional[KeyRule] = None, default: Any = None) -> Any:
     """A field of :class:`Fact` with how it joins and what :meth:`Fact.same` compares (the value
     itself when ``same`` is ``None``)."""
@@ -340,6 +354,11 @@ class Fact:
     #: for a ``torch.nn`` loss module built with its reduction off: its construction as messages
     #: name it (``'nn.MSELoss(reduction="none")'``); its calls give one loss per element
     unreduced: Optional[str] = _fact(equal)
+    #: for an optimizer: the dotted names of the modules whose parameters its ``step()`` changes
+    #: in place, when its construction names them (``optim.Adam(D.parameters())``)
+    updates: Optional[frozenset[str]] = _fact(equal)
+    #: for an ``nn.Sequential`` built from ``torch.nn`` layers given one by one: their facts, in order
+    layers: Optional[tuple["Fact", ...]] = _fact(join_layers, same=_layers_key)
 
     def with_(self, **changes: Any) -> "Fact":
         """A copy with some fields changed."""

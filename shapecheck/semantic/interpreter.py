@@ -73,7 +73,7 @@ import libcst as cst
 
 from shapecheck.semantic.annotations import annotation_fact
 from shapecheck.semantic.inplace_layers import inplace_layer_call
-from shapecheck.semantic.layer_saves import module_saves
+from shapecheck.semantic.layer_saves import module_saves, saves_weights
 from shapecheck.semantic.backward_saves import (
     BACKWARD_WORDS, BackwardSaves, SavesTracker, differentiated, join_saves, mentions_backward,
 )
@@ -205,7 +205,8 @@ class Interpreter:
         self._saves = SavesTracker(self.fact, model.imports.resolve, lambda node: "",
                                    lambda module, input_grad: module_saves(model, module, input_grad),
                                    lambda call: inplace_layer_call(model.imports.resolve, model.class_def, call)
-                                   is not None)
+                                   is not None,
+                                   lambda module, any_grad: saves_weights(model, module, any_grad))
         #: the calls of the statement being walked, in source order (only while saves are kept)
         self._calls: list[cst.Call] = []
         #: for each loop being walked: the saves at each ``break``/``continue``
@@ -226,6 +227,7 @@ class Interpreter:
         self._track_saves = any(word in source for word in (*BACKWARD_WORDS, "def forward"))
         if self._track_saves:
             self.model.scopes.module.saves.shared.records = mentions_backward(module)
+            self._saves.steps = ".step(" in source
         self._saves.source = module.code_for_node
         prescan_module(self.model, module.body, source)
         self._note_call = call_noter(self.model)

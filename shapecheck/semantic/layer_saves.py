@@ -12,12 +12,13 @@ module class of the file that does the same.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Collection, Optional
 
 import libcst as cst
 
 from shapecheck.semantic.facts import LEAF_REQUIRES_GRAD, MODULE, TENSOR, Fact
 from shapecheck.semantic.model import SemanticModel
+from shapecheck.semantic.node_memo import NodeMemo
 from shapecheck.semantic.saved_tensors import below
 from shapecheck.semantic.summaries import forward_of
 from shapecheck.semantic.syntax import all_params, dotted_name, positional
@@ -48,6 +49,88 @@ def module_saves(model: Optional[SemanticModel], module: Fact, input_grad: Optio
     if model is not None and module.trainable is True and forward_saves_input(model, qual):
         return frozenset({SELF})
     return frozenset()
+
+
+#: ``nn`` layers whose backward needs their weights whatever the input: a recurrent layer feeds
+#: each step's hidden state (computed from its weights) to the next
+WEIGHTS_ALWAYS = frozenset({"RNN", "LSTM", "GRU"})
+#: ``nn`` layers whose input gradient needs their weights
+WEIGHTS_FOR_INPUT = WEIGHT_LAYERS_SAVING_INPUT | WEIGHTS_ALWAYS | {"Bilinear", "MultiheadAttention", "Sequential"}
+
+
+def saves_weights(model: Optional[SemanticModel], module: Fact, input_grad: Optional[bool]) -> bool:
+    """Calling ``module`` saves some of its own parameters for backward (so that an optimizer
+    ``step()`` over them breaks a later backward through the call); ``input_grad``: whether any
+    of its tensor arguments requires grad. A layer's input gradient needs its weights; a module
+    class of the file that chains two layers with weights saves the second one's whatever its
+    input, since that layer's input requires grad."""
+    qual = module.qual
+    if module.kind != MODULE or qual is None or module.trainable is not True:
+        return False
+    if qual.startswith("torch.nn."):
+        layer = qual[len("torch.nn."):]
+        return layer in WEIGHTS_ALWAYS or (input_grad is True and layer in WEIGHTS_FOR_INPUT)
+    if qual.startswith("torch.") or model is None:
+        return False
+    return input_grad is True or _weight_layers(model, qual) >= 2
+
+
+def _weight_layers(model: SemanticModel, class_name: str, depth: int = 0) -> int:
+    """How many layers with weights a module class of the file holds as attributes (its own
+    module classes counted by theirs), when its ``forward`` calls layers one after another."""
+    if depth > _DEPTH or not _chains_layers(model, class_name):
+        return 0
+    count = 0
+    for held in model.class_attrs.get(class_name, {}).values():
+        qual = held.qual
+        if held.kind != MODULE or held.trainable is not True or qual is None:
+            continue
+        if qual.startswith("torch.nn."):
+            count += 2 if qual[len("torch.nn."):] in WEIGHTS_ALWAYS else \
+                int(qual[len("torch.nn."):] in WEIGHT_LAYERS_SAVING_INPUT)
+        elif not qual.startswith("torch."):
+            count += _weight_layers(model, qual, depth + 1)
+    return count
+
+
+def _chains_layers(model: SemanticModel, class_name: str) -> bool:
+    """``forward`` of ``class_name`` passes the result of one ``self.<layer>(...)`` call into
+    another (``self.fc2(F.relu(self.fc1(s)))``, or through a name it binds)."""
+    callee = forward_of(model, class_name)
+    if callee is None or callee.home is not None:
+        return False
+    known = _CHAINS.get(callee.node)
+    if known is None:
+        known = _CHAINS.put(callee.node, _chains_in(callee.node))
+    return known
+
+
+#: id of a ``forward`` -> (the node, whether it chains two layer calls); see :func:`_chains_layers`
+_CHAINS: NodeMemo[bool] = NodeMemo(limit=4096)
+
+
+def _chains_in(forward: cst.FunctionDef) -> bool:
+    """The test of :func:`_chains_layers` on the body of ``forward``."""
+    nodes = list(below(forward.body))
+    fed = {n for node in nodes if type(node) is cst.Assign and _layer_call_inside(node.value, ())
+           for t in node.targets for n in _names(t.target)}
+    return any(type(node) is cst.Call and _self_call(node) and any(_layer_call_inside(a.value, fed) for a in node.args)
+               for node in nodes)
+
+
+def _self_call(node: cst.Call) -> bool:
+    dotted = dotted_name(node.func)
+    return dotted is not None and dotted.startswith("self.") and dotted.count(".") == 1
+
+
+def _layer_call_inside(expr: cst.BaseExpression, fed: Collection[str]) -> bool:
+    """``expr`` holds a ``self.<layer>(...)`` call, or reads a name bound from one."""
+    for node in [expr, *below(expr)]:
+        if type(node) is cst.Call and _self_call(node):
+            return True
+        if type(node) is cst.Name and node.value in fed:
+            return True
+    return False
 
 
 def forward_saves_input(model: SemanticModel, class_name: str, depth: int = 0) -> bool:

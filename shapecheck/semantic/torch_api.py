@@ -258,6 +258,9 @@ PARAMETER_CLASSES = frozenset({"nn.Parameter", "nn.parameter.Parameter"})
 SELF = "self"
 OTHER = "other"
 RESULT = "result"
+#: the role of a module's own parameters, saved by a call of the module (see
+#: :mod:`~shapecheck.semantic.backward_saves`)
+WEIGHTS = "weights"
 
 #: One-tensor ops (torch function, Tensor method or ``nn.functional`` function of that name)
 #: when their input requires grad: the roles they save. Ops absent here are not tracked.

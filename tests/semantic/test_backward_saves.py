@@ -352,3 +352,49 @@ def test_below_gives_a_comparisons_operands_last_first_without_its_operators():
     calls = [cst.Module([]).code_for_node(n) for n in below(expr) if type(n) is cst.Call]
     assert calls == ["g(b)", "f(a)"]
     assert not any(isinstance(n, (cst.ComparisonTarget, cst.LessThan)) for n in below(expr))
+
+
+def test_a_legacy_retain_variables_keeps_the_graph():
+    seen = _reveal("""\
+        def f(m):
+            b = m(x).sum()
+            b.backward(retain_variables=True)
+            reveal(b)
+    """)
+    assert [freed for _changed, freed, _values in seen] == [None]
+
+
+def test_an_optimizer_step_changes_the_weights_its_modules_saved():
+    # D's layer saved its weight (its input requires grad); opt_D covers D, opt_G does not; a call
+    # after the step saved the new weight; a module holding the stepped one is left alone
+    seen = _changed("""\
+        import torch.nn as nn
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.body = nn.Linear(3, 3)
+                self.head = nn.Linear(3, 1)
+            def forward(self, v):
+                return self.head(self.body(v))
+        D = nn.Sequential(nn.Linear(3, 1), nn.Sigmoid())
+        net = Net()
+        opt_D = torch.optim.Adam(D.parameters())
+        opt_G = torch.optim.SGD([{"params": net.parameters()}], lr=0.1)
+        opt_part = torch.optim.SGD(net.head.parameters(), lr=0.1)
+        before = D(x * 2)
+        on_data = D(w)
+        whole = net(x * 2)
+        opt_G.zero_grad()
+        opt_D.step()
+        opt_part.step()
+        after = D(x * 2)
+        reveal(before)
+        reveal(on_data)
+        reveal(after)
+        reveal(whole)
+        opt_G.step()
+        reveal(whole)
+        whole.sum().backward()
+    """)
+    assert seen == [[("D(x * 2)", "D", "weights", "opt_D.step()")], [], [], [],
+                    [("net(x * 2)", "net", "weights", "opt_G.step()")]]

@@ -108,7 +108,7 @@ def test_sizes_every_construction_gives(uses, expected):
     ("torch.fft.fft2(torch.randn(2, 4, 32))", "(?, ?, ?)"),
     ("nn.Sequential(nn.Linear(10, 64), nn.ReLU(), nn.Linear(64, 5), nn.Dropout())(torch.randn(8, 3, 10))",
      "(8, 3, 5)"),
-    ("nn.Sequential(nn.Linear(10, 64), nn.Conv1d(3, 3, 1))(torch.randn(8, 3, 10))", "unknown"),
+    ("nn.Sequential(nn.Linear(10, 64), nn.Conv1d(3, 3, 1))(torch.randn(8, 3, 10))", "(8, 3, 64)"),
 ])
 def test_shapes_torch_gives(expr, expected):
     assert shape(HEAD + "import torch.nn.functional as F\n" + f"reveal({expr})\n") == expected

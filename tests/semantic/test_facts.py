@@ -221,6 +221,7 @@ _POOLS = {
     "parameter_loop": list(ParamLoop),
     "placed_by": ["`Net` is moved to CUDA at line 9"],
     "unreduced": ['nn.MSELoss(reduction="none")', "nn.L1Loss(reduce=False)"],
+    "updates": [frozenset({"model"}), frozenset({"G", "D"})],
 }
 _SHARED = [Fact(kind=INT, value=2), Fact(kind=TENSOR)]
 _SOURCE = Fact(kind=TENSOR)
@@ -233,6 +234,7 @@ def _facts(elems) -> st.SearchStrategy[Fact]:
     if elems is not None:
         fields["elems"] = st.lists(st.one_of(elems, st.sampled_from(_SHARED)), min_size=1, max_size=2).map(tuple)
         fields["mapped"] = st.lists(st.one_of(elems, st.sampled_from(_SHARED)), min_size=0, max_size=1).map(tuple)
+        fields["layers"] = st.lists(st.one_of(elems, st.sampled_from(_SHARED)), min_size=1, max_size=2).map(tuple)
     return st.fixed_dictionaries({}, optional=fields).map(lambda kw: Fact(**kw))
 
 
@@ -244,14 +246,15 @@ _LAW_FIELDS = [f.name for f in dataclasses.fields(Fact) if f.name != "moved_by"]
 def _said(f: Fact) -> tuple:
     """What ``f`` says, elements included: for comparing facts built separately."""
     return tuple(
-        tuple(_said(e) for e in getattr(f, name)) if name in ("elems", "mapped") and getattr(f, name) is not None
+        tuple(_said(e) for e in getattr(f, name)) if name in ("elems", "mapped", "layers")
+        and getattr(f, name) is not None
         else getattr(f, name)
         for name in _LAW_FIELDS
     )
 
 
 def test_the_generated_facts_cover_every_field():
-    assert set(_POOLS) | {"reduction", "elems", "mapped"} == {f.name for f in dataclasses.fields(Fact)}
+    assert set(_POOLS) | {"reduction", "elems", "mapped", "layers"} == {f.name for f in dataclasses.fields(Fact)}
 
 
 @settings(max_examples=300, deadline=None)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from shapecheck.semantic import torch_api as api
+from shapecheck.semantic import layer_saves, torch_api as api
 
 torch = pytest.importorskip("torch")
 nn = torch.nn
@@ -36,6 +36,11 @@ def _breaks(layer: str, input_grad: bool, change: str) -> bool:
     x = x.requires_grad_() * 1 if input_grad else x
     y = module(x)
     (x if change == "input" else y).add_(1)
+    return _backward_breaks(y)
+
+
+def _backward_breaks(y) -> bool:
+    """Backward through ``y`` raises because a tensor it saved was changed in place."""
     try:
         (y * 1).sum().backward()
     except RuntimeError as error:
@@ -98,3 +103,78 @@ def test_index_and_count_functions_give_int64(name):
            "searchsorted": lambda: torch.searchsorted(torch.tensor([0.1, 0.5]), probabilities),
            "multinomial": lambda: torch.multinomial(probabilities, 2)}[name]()
     assert out.dtype == torch.int64
+
+
+#: the layers :func:`shapecheck.semantic.layer_saves.saves_weights` says save their weights, built
+#: with the input shape they take
+_WEIGHTED = {
+    **{name: _BUILD[name] for name in api.WEIGHT_LAYERS_SAVING_INPUT},
+    "RNN": ((4, 5), (3, 2, 4)), "LSTM": ((4, 5), (3, 2, 4)), "GRU": ((4, 5), (3, 2, 4)),
+    "Bilinear": ((4, 4, 3), (2, 4)), "MultiheadAttention": ((4, 2), (3, 2, 4)),
+}
+
+
+def test_the_tables_are_the_ones_checked_here():
+    assert layer_saves.WEIGHTS_FOR_INPUT == set(_WEIGHTED) | {"Sequential"}
+    assert layer_saves.WEIGHTS_ALWAYS == {"RNN", "LSTM", "GRU"}
+
+
+def _call(layer: str, module, x):
+    if layer == "Bilinear":
+        return module(x, x)
+    if layer == "MultiheadAttention":
+        return module(x, x, x)[0]
+    out = module(x)
+    return out[0] if isinstance(out, tuple) else out
+
+
+def _step_breaks(module, call, x) -> bool:
+    """A second backward through ``call(module, x)`` raises once an optimizer over the module's
+    parameters stepped after the first one."""
+    y = call(module, x)
+    optimizer = torch.optim.SGD(module.parameters(), lr=0.1)
+    (y * 1).sum().backward(retain_graph=True)
+    optimizer.step()
+    return _backward_breaks(y)
+
+
+def _input(shape, grad: bool):
+    x = torch.rand(*shape) + 0.5
+    return x.requires_grad_() * 1 if grad else x
+
+
+@pytest.mark.parametrize("layer", sorted(_WEIGHTED))
+def test_a_step_breaks_backward_through_a_layer_whose_input_requires_grad(layer):
+    args, shape = _WEIGHTED[layer]
+    module = getattr(nn, layer)(*args)
+    assert _step_breaks(module, lambda m, x: _call(layer, m, x), _input(shape, True))
+
+
+@pytest.mark.parametrize("layer", sorted(layer_saves.WEIGHTS_ALWAYS))
+def test_a_step_breaks_backward_through_a_recurrent_layer_whatever_its_input(layer):
+    args, shape = _WEIGHTED[layer]
+    module = getattr(nn, layer)(*args)
+    assert _step_breaks(module, lambda m, x: _call(layer, m, x), _input(shape, False))
+
+
+def test_a_step_breaks_backward_through_a_sequential_whose_input_requires_grad():
+    module = nn.Sequential(nn.Linear(4, 3), nn.ReLU())
+    assert _step_breaks(module, lambda m, x: m(x), _input((2, 4), True))
+
+
+class _TwoLayers(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(4, 8)
+        self.fc2 = nn.Linear(8, 1)
+
+    def forward(self, x):
+        return self.fc2(F.relu(self.fc1(x)))
+
+
+def test_a_step_breaks_backward_through_two_chained_layers_whatever_the_input():
+    assert _step_breaks(_TwoLayers(), lambda m, x: m(x), _input((2, 4), False))
+
+
+def test_a_step_leaves_backward_through_one_layer_on_data_alone():
+    assert not _step_breaks(nn.Linear(4, 3), lambda m, x: m(x), _input((2, 4), False))

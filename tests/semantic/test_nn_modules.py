@@ -160,7 +160,9 @@ def test_buffers_and_options_are_not_modules():
      ("nn.CrossEntropyLoss(weight=w)", None), ("nn.BatchNorm1d(3, affine=False)", False),
      ("nn.Linear(3, 2).requires_grad_(False)", False), ("nn.Sequential(nn.ReLU(), nn.Linear(2, 2))", True),
      ("nn.Sequential(nn.ReLU(), make())", None), ("nn.ModuleList([nn.Linear(2, 2)])", None),
-     ("nn.Embedding(4, 2, _freeze=True)", None)],
+     ("nn.Embedding(4, 2, _freeze=True)", None), ("nn.Embedding.from_pretrained(torch.randn(4, 2))", False),
+     ("nn.Embedding.from_pretrained(torch.randn(4, 2), freeze=False)", True),
+     ("nn.EmbeddingBag.from_pretrained(w, freeze=frozen)", None)],
 )
 def test_module_trainable(expr, trainable):
     f = one(f"reveal({expr})")
@@ -271,3 +273,44 @@ def test_a_size_keyword_takes_a_sequence_only(call, shape):
     """``size=(3)`` is the int 3, which torch rejects (TypeError): no shape is made up for it."""
     found = one(f"reveal({call})").shape
     assert (format_shape(found) if found is not None else None) == shape
+
+
+def test_a_pretrained_embedding_is_a_layer_on_its_weights_device():
+    seen = facts("reveal(nn.Embedding.from_pretrained(torch.randn(6, 8)))\n"
+                 "reveal(nn.Embedding.from_pretrained(torch.randn(6, 8, device='cuda')))\n"
+                 "reveal(nn.Embedding.from_pretrained(w))\n")
+    assert [(f.kind, f.device, f.params) for f in seen] == [
+        (MODULE, CPU, ("weight",)), (MODULE, CUDA, ("weight",)), (MODULE, None, ("weight",))]
+
+
+@pytest.mark.parametrize(
+    "construction, updates",
+    [("torch.optim.Adam(net.parameters(), lr=1e-3)", frozenset({"net"})),
+     ("torch.optim.SGD(params=self.critic.parameters(), lr=0.1)", frozenset({"self.critic"})),
+     ("torch.optim.Adam([{'params': g.parameters()}, {'params': d.parameters(), 'lr': 1e-4}])", frozenset({"g", "d"})),
+     ("torch.optim.Adam(params)", None)],
+)
+def test_an_optimizer_knows_the_modules_it_updates(construction, updates):
+    f = one(f"reveal({construction})")
+    assert (f.kind, f.updates) == ("optimizer", updates)
+
+
+@pytest.mark.parametrize(
+    "code, expected",
+    [
+        ("m = nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU(), nn.MaxPool2d(2))\nreveal(m(torch.randn(1, 3, 8, 8)))",
+         "(1, 4, 3, 3)"),
+        ("m = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))\nreveal(m(torch.randn(5, 4)))", "(5, 2)"),
+        ("m = nn.Sequential(nn.Flatten(), nn.Linear(48, 2))\nreveal(m(torch.randn(2, 3, 4, 4)))", "(2, 2)"),
+        ("m = nn.Sequential(nn.Conv2d(3, 4, 3), nn.Flatten(), nn.Linear(144, 2))\nreveal(m(torch.randn(1, 3, 8, 8)))",
+         "(1, 2)"),
+        ("reveal(nn.Flatten(0)(torch.randn(2, 3, 4)))", "(24,)"),
+        ("reveal(nn.Flatten(1, 2)(torch.randn(2, 3, 4, 5)))", "(2, 12, 5)"),
+        # a recurrent layer returns a pair; a layer whose output is unknown stops the chain
+        ("m = nn.Sequential(nn.LSTM(4, 8))\nreveal(m(torch.randn(2, 3, 4)))", "unknown"),
+        ("m = nn.Sequential(nn.Conv2d(3, 4, 3), make())\nreveal(m(torch.randn(1, 3, 8, 8)))", "unknown"),
+    ],
+)
+def test_a_sequential_runs_its_layers_one_after_the_other(code, expected):
+    f = one(code)
+    assert (format_shape(f.shape) if f.shape is not None else "unknown") == expected

@@ -13,6 +13,7 @@ from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.messages import short
 from shapecheck.semantic.backward_saves import SaveRecord, differentiated
 from shapecheck.semantic.inplace_layers import inplace_layer_call
+from shapecheck.semantic.torch_api import WEIGHTS
 
 #: a file that turns grad off for parameters (freezing): its modules' parameters may not require grad
 _FREEZES = re.compile(r"requires_grad_\(\s*False|requires_grad\s*=\s*False")
@@ -34,6 +35,22 @@ _NET = (
     "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\nclass Net(nn.Module):\n"
     "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 4)\n"
     "    def forward(self, x, mask):\n"
+)
+
+#: the head of the examples about a GAN's two optimizers: `fake` requires grad (it comes from G)
+_GAN = (
+    "import torch\nimport torch.nn as nn\nG = nn.Linear(5, 15)\nD = nn.Sequential(nn.Linear(15, 1), nn.Sigmoid())\n"
+    "opt_D = torch.optim.Adam(D.parameters(), lr=1e-4)\nopt_G = torch.optim.Adam(G.parameters(), lr=1e-4)\n"
+    "for step in range(2):\n    real = torch.randn(64, 15)\n    fake = G(torch.randn(64, 5))\n"
+)
+#: a model with one optimizer per head
+_TWO_HEADS = (
+    "import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def __init__(self):\n"
+    "        super().__init__()\n        self.body = nn.Linear(4, 8)\n        self.head_a = nn.Linear(8, 1)\n"
+    "        self.head_b = nn.Linear(8, 1)\n    def forward(self, x):\n        h = torch.relu(self.body(x))\n"
+    "        return self.head_a(h), self.head_b(h)\nmodel = Net()\n"
+    "opt_a = torch.optim.SGD(model.head_a.parameters(), lr=0.1)\n"
+    "a, b = model(torch.randn(3, 4))\nloss_a = a.pow(2).mean()\nloss_b = b.pow(2).mean()\n"
 )
 
 
@@ -86,6 +103,16 @@ exception). An op that reads a slice of a buffer (`self.fc(out[:, t - 1])`) save
 shares the buffer's version counter: writing another slice (`out[:, t] = h`) breaks it. A plain
 function whose input requires grad at its call sites (`def softmax(s): e = torch.exp(s); e /=
 e.sum(1, keepdim=True); return e`) returns a tensor whose backward raises, and is flagged too.
+
+An optimizer's `step()` changes the parameters it updates in place too. A module call whose
+backward needs the module's weights saves them: a layer with weights whose input requires grad
+(`D(fake)` with `fake = G(z)`), a recurrent layer, a module class of the file that chains two
+such layers (the second one's input requires grad whatever the data). A backward through such
+a call made before `opt.step()` of an optimizer built over that module's parameters
+(`optim.Adam(D.parameters())`, parameter groups, `itertools.chain`) raises: the classic GAN and
+actor-critic error (`D_loss.backward(retain_graph=True); opt_D.step(); G_loss.backward()`). The
+step is flagged. A call of a module that holds the updated one (`model(x)` with an optimizer over
+`model.head.parameters()`) is not: its backward may not reach that part.
 
 ## Why is this bad?
 Every tensor has a version counter that in-place ops bump. At `backward()`, autograd checks that
@@ -156,6 +183,20 @@ y.sum().backward()
         _NET.replace("(4, 4)\n", "(4, 4)\n        self.bn = nn.BatchNorm1d(4)\n"
                      "        self.act = nn.ReLU(inplace=True)\n")
         + "        h = self.act(self.bn(self.fc(x)))\n        return h\n",
+        # the loss of the updated module is computed again after the step; a single layer whose
+        # input needs no grad saved only that input; an optimizer over one head of a two-headed model
+        _GAN + "    D_loss = -torch.log(D(real)).mean() - torch.log(1 - D(fake.detach())).mean()\n"
+        "    opt_D.zero_grad()\n    D_loss.backward()\n    opt_D.step()\n"
+        "    G_loss = torch.log(1 - D(fake)).mean()\n    opt_G.zero_grad()\n    G_loss.backward()\n"
+        "    opt_G.step()\n",
+        "import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 1)\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nout = model(torch.randn(8, 4))\n"
+        "loss1 = out.pow(2).mean()\nloss2 = out.abs().mean()\n"
+        "loss1.backward(retain_graph=True)\nopt.step()\nloss2.backward()\n",
+        _TWO_HEADS + "loss_a.backward(retain_graph=True)\nopt_a.step()\nloss_b.backward()\n",
+        _GAN + "    prob_fake = D(fake)\n    D_loss = -torch.log(D(real)).mean() - torch.log(1 - prob_fake).mean()\n"
+        "    G_loss = torch.log(1 - prob_fake).mean()\n    D_loss.backward(retain_graph=True)\n"
+        "    G_loss.backward()\n    opt_D.step()\n    opt_G.step()\n",
         # a plain function called with grad mode off
         "import torch\nimport torch.nn as nn\ndef softmax(s):\n    e = torch.exp(s)\n"
         "    e /= e.sum(dim=1, keepdim=True)\n    return e\nclass Net(nn.Module):\n"
@@ -199,6 +240,22 @@ y.sum().backward()
         # a view of the buffer read by the layer, then another slice written: one version counter
         _NET + "        out = torch.zeros(x.shape[0], 5, 4)\n        out[:, 0] = x\n        for t in range(1, 5):\n"
         "            h = torch.tanh(self.fc(out[:, t - 1]))\n            out[:, t] = h  # <--\n        return out\n",
+        # an optimizer step between two backward passes through the same module call
+        _GAN + "    prob_fake = D(fake)\n    D_loss = -torch.log(D(real)).mean() - torch.log(1 - prob_fake).mean()\n"
+        "    G_loss = torch.log(1 - prob_fake).mean()\n    opt_D.zero_grad()\n"
+        "    D_loss.backward(retain_graph=True)\n    opt_D.step()  # <--\n    opt_G.zero_grad()\n"
+        "    G_loss.backward()\n    opt_G.step()\n",
+        "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\nclass Critic(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.fc1 = nn.Linear(4, 32)\n"
+        "        self.fc2 = nn.Linear(32, 1)\n    def forward(self, s):\n"
+        "        return self.fc2(F.relu(self.fc1(s)))\n"
+        "actor = nn.Sequential(nn.Linear(4, 2), nn.LogSoftmax(dim=-1))\ncritic = Critic()\n"
+        "actor_opt = torch.optim.Adam(actor.parameters())\n"
+        "critic_opt = torch.optim.Adam([{'params': critic.parameters(), 'lr': 1e-3}])\n"
+        "state, ret = torch.randn(8, 4), torch.randn(8, 1)\nlogp = actor(state)[:, 0]\n"
+        "advantage = ret - critic(state)\ncritic_loss = advantage.pow(2).mean()\n"
+        "actor_loss = -(logp * advantage.squeeze(1)).mean()\ncritic_loss.backward(retain_graph=True)\n"
+        "critic_opt.step()  # <--\nactor_loss.backward()\n",
         # a plain function whose input requires grad at its call site
         "import torch\ndef softmax(s):\n    e = torch.exp(s)\n    e /= e.sum(dim=1, keepdim=True)  # <--\n"
         "    return e\nw = torch.randn(2, 4, requires_grad=True)\nsoftmax(w).sum().backward()\n",
@@ -270,7 +327,7 @@ y.sum().backward()
         if node.value is None or text is None or _freezes(text):
             return
         for record, changed in ctx.changed_saves(node.value):
-            if id(changed) in self._reported:
+            if id(changed) in self._reported or record.role == WEIGHTS:
                 continue
             self._reported.add(id(changed))
             name = record.binding[0]
@@ -286,6 +343,9 @@ y.sum().backward()
             if id(changed) in self._reported:
                 continue
             self._reported.add(id(changed))
+            if record.role == WEIGHTS:
+                self._stepped(ctx, node, record, changed)
+                continue
             what = "its output" if record.role == "result" else f"`{record.binding[0]}`"
             ctx.report(
                 changed,
@@ -295,3 +355,17 @@ y.sum().backward()
                 f"inplace operation); assign a new tensor instead (`{record.binding[0]} = ...`)",
                 related=_saved_here(record) + [(node, "backward runs here")],
             )
+
+    def _stepped(self, ctx, backward: cst.Call, record: SaveRecord, step: cst.CSTNode) -> None:
+        """An optimizer's ``step()`` changed the parameters that a module call saved before it,
+        and ``backward`` runs through that call afterwards."""
+        module = record.binding[0]
+        ctx.report(
+            step,
+            f"`{short(ctx, step)}` changes the parameters of `{module}` in place, but `{record.op}` "
+            f"saved them for backward before it: `{short(ctx, backward)}` then raises RuntimeError "
+            f"(one of the variables needed for gradient computation has been modified by an inplace "
+            f"operation); call `{short(ctx, backward)}` before the step, or compute that loss again "
+            f"after it",
+            related=_saved_here(record) + [(backward, "backward runs here")],
+        )

@@ -444,6 +444,10 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
         "import torch\nimport torch.nn as nn\nclass GPT(nn.Module):\n    def __init__(self):\n"
         "        super().__init__()\n        self.wpe = nn.Embedding(64, 8)\n    def forward(self, idx):\n"
         "        pos = torch.arange(idx.size(1))\n        return self.wpe(pos)  # <--\n",
+        # a frozen pretrained table is a parameter too: it moves with the module
+        "import torch\nimport torch.nn as nn\nclass Enc(nn.Module):\n    def __init__(self, table):\n"
+        "        super().__init__()\n        self.pos = nn.Embedding.from_pretrained(table, freeze=True)\n"
+        "    def forward(self, x):\n        return x + self.pos(torch.arange(x.size(1)))  # <--\n",
         # the initial state of a GRU made on the CPU
         "import torch\nimport torch.nn as nn\nclass Enc(nn.Module):\n    def __init__(self):\n"
         "        super().__init__()\n        self.gru = nn.GRU(8, 16, 2)\n    def forward(self, x):\n"

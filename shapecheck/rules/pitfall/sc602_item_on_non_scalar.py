@@ -9,11 +9,13 @@ import libcst as cst
 from shapecheck.rules.autograd.unreduced_loss import unreduced_elements
 from shapecheck.rules.base import Rule, register
 from shapecheck.rules.pitfall.appended_lists import loop_append
-from shapecheck.rules.helpers.calls import method_call, positional
+from shapecheck.rules.helpers.calls import dotted_name, keyword, method_call, positional
 from shapecheck.rules.helpers.messages import short
 from shapecheck.rules.helpers.element_count import several_elements_of
 from shapecheck.rules.helpers.tensors import tensor_fact
 from shapecheck.rules.shape.bound_values import value_before
+from shapecheck.semantic.facts import MODULE
+from shapecheck.semantic.walk import walk
 
 
 #: constructors that build a tensor with one element per item of a list
@@ -26,6 +28,22 @@ _FLATTENING = frozenset({"view", "reshape", "flatten", "ravel"})
 #: functions and methods whose result has their one tensor argument's shape
 _SAME_SHAPE = frozenset({"sigmoid", "tanh", "relu", "exp", "log", "abs", "round", "float", "double", "detach",
                          "cpu", "clone", "neg", "softmax", "log_softmax"})
+
+#: the head of the examples about a sentiment model whose output width is a constructor argument
+_SENTIMENT = (
+    "import torch\nimport torch.nn as nn\nclass RNN(nn.Module):\n"
+    "    def __init__(self, vocab, embedding_dim, hidden_dim, output_dim):\n        super().__init__()\n"
+    "        self.embedding = nn.Embedding(vocab, embedding_dim)\n"
+    "        self.rnn = nn.RNN(embedding_dim, hidden_dim)\n"
+    "        self.fc = nn.Linear(hidden_dim, output_dim)\n    def forward(self, text):\n"
+    "        output, hidden = self.rnn(self.embedding(text))\n"
+)
+#: ... and the function that scores one sentence with it
+_PREDICT = (
+    "model = RNN(50, 8, 16, 1)\ndef predict_sentiment(model, indexed):\n"
+    "    tensor = torch.LongTensor(indexed).unsqueeze(1)\n    prediction = torch.sigmoid(model(tensor))\n"
+    "    return prediction.item()\nprint(predict_sentiment(model, [1, 2, 3]))\n"
+)
 
 
 def _flattened_unknown(ctx, expr: cst.BaseExpression, depth: int = 0) -> bool:
@@ -55,6 +73,107 @@ def _flattened_unknown(ctx, expr: cst.BaseExpression, depth: int = 0) -> bool:
     qual = ctx.qualname(expr.func) or ""
     if qual.rsplit(".", 1)[-1] in _SAME_SHAPE and qual.startswith("torch.") and args:
         return _flattened_unknown(ctx, args[0], depth + 1)
+    return _module_output(ctx, expr)
+
+
+def _is_flattening(expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """The receiver of ``x.view(-1)``, ``x.reshape(-1)``, ``x.flatten()`` or ``x.ravel()``."""
+    if type(expr) is not cst.Call:
+        return None
+    call = method_call(expr)
+    if call is None or call[1] not in _FLATTENING:
+        return None
+    args = positional(expr)
+    if len(expr.args) != len(args):
+        return None
+    if call[1] in ("flatten", "ravel"):
+        return call[0] if not args else None
+    return call[0] if len(args) == 1 and _minus_one(args[0]) else None
+
+
+def _module_output(ctx, call: cst.Call) -> bool:
+    """``call`` calls a module whose class (of this file) has a ``forward`` whose every ``return``
+    is a layer's output or a flattening whose size the module does not fix (``self.fc(h)`` or
+    ``self.fc(h).view(-1)`` with ``self.fc`` built from constructor arguments), and the call's own
+    facts say no size: a model that scores one sample returns one element, which is what
+    ``.item()`` on its output expects."""
+    shape = ctx.fact(call).shape
+    if shape is not None and any(d is not None for d in shape.dims):
+        return False
+    owner = ctx.fact(call.func)
+    cls = _module_class(ctx.module, owner.qual) if owner.kind == MODULE and owner.qual else None
+    forward = next((s for s in cls.body.body if type(s) is cst.FunctionDef and s.name.value == "forward"),
+                   None) if cls is not None else None
+    if forward is None:
+        return False
+    nodes = list(walk(forward.body))
+    returns = [node.value for node in nodes if type(node) is cst.Return]
+    assigned: dict[str, list[cst.BaseExpression]] = {}
+    for node in nodes:
+        if type(node) is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name:
+            assigned.setdefault(node.targets[0].target.value, []).append(node.value)
+    return bool(returns) and all(value is not None and _unsized(ctx, cls, assigned, value, 0)  # type: ignore[arg-type]
+                                 for value in returns)
+
+
+def _unsized(ctx, cls: cst.ClassDef, assigned: dict[str, list[cst.BaseExpression]],
+             value: cst.BaseExpression, depth: int) -> bool:
+    """``value`` (returned by ``forward`` of ``cls``) is a layer's output (``self.fc(h)``), or a
+    flattening of a value, through functions that keep the shape and names ``forward`` binds,
+    and no layer it comes from has a literal width above 1."""
+    if depth > 4:
+        return False
+    if type(value) is cst.Name:
+        values = assigned.get(value.value, [])
+        return bool(values) and all(_unsized(ctx, cls, assigned, v, depth + 1) for v in values)
+    if type(value) is not cst.Call:
+        return False
+    receiver = _is_flattening(value)
+    if receiver is not None:
+        return not _fixed_width(cls, receiver)
+    call = method_call(value)
+    if call is not None and ctx.qualname(value.func) is None:
+        if call[1] in _SAME_SHAPE or call[1] == "squeeze":
+            return _unsized(ctx, cls, assigned, call[0], depth + 1)
+        layer = dotted_name(value.func)
+        return layer is not None and layer.startswith("self.") and layer.count(".") == 1 \
+            and not _fixed_width(cls, value)
+    qual = ctx.qualname(value.func) or ""
+    args = positional(value)
+    if qual.startswith("torch.") and qual.rsplit(".", 1)[-1] in _SAME_SHAPE and args:
+        return _unsized(ctx, cls, assigned, args[0], depth + 1)
+    return False
+
+
+def _module_class(module: cst.Module, name: str) -> Optional[cst.ClassDef]:
+    """The class named ``name`` at the top level of ``module``."""
+    for statement in module.body:
+        if type(statement) is cst.ClassDef and statement.name.value == name:
+            return statement
+    return None
+
+
+def _fixed_width(cls: cst.ClassDef, receiver: cst.BaseExpression) -> bool:
+    """``receiver`` is ``self.<layer>(...)`` of an ``nn.Linear`` that ``cls.__init__`` builds with
+    a literal number of output features above 1: each row holds that many elements."""
+    if type(receiver) is not cst.Call:
+        return False
+    layer = dotted_name(receiver.func)
+    if layer is None or not layer.startswith("self."):
+        return False
+    for statement in cls.body.body:
+        if type(statement) is not cst.FunctionDef or statement.name.value != "__init__":
+            continue
+        for node in walk(statement.body):
+            if type(node) is not cst.Assign or len(node.targets) != 1 \
+                    or dotted_name(node.targets[0].target) != layer or type(node.value) is not cst.Call:
+                continue
+            args = positional(node.value)
+            width = args[1] if len(args) > 1 else keyword(node.value, "out_features")
+            width = width.value if isinstance(width, cst.Arg) else width
+            if (dotted_name(node.value.func) or "").endswith("Linear") and type(width) is cst.Integer \
+                    and int(width.value) > 1:
+                return True
     return False
 
 
@@ -98,6 +217,12 @@ Flags `t.item()`, `float(t)` and `int(t)` where `t` is a tensor known to hold mo
 element: a known size above 1, or for generic sizes a dim of unknown size, per-element losses
 (`reduction="none"`), and `torch.tensor(xs)` of a list a loop appends to on every pass.
 
+The output of a model whose sizes nothing fixes is not flagged: a module class of the file whose
+`forward` returns a layer's output, or its flattening (`self.fc(h).view(-1)`), where that layer's
+width is a constructor argument (`nn.Linear(hidden_dim, output_dim)`) and the batch is the
+caller's. `.item()` there says the caller scores one sample (`predict_sentiment` of one
+sentence). A layer built with a literal width above 1 (`nn.Linear(hidden_dim, 2)`) still is.
+
 ## Why is this bad?
 They convert a one-element tensor to a Python number. On any other tensor they raise
 `RuntimeError: a Tensor with 6 elements cannot be converted to Scalar`.
@@ -119,6 +244,9 @@ total = x.sum().item()        # or reduce first
         # flattening an output of unknown rank says nothing of its size: a (1, 1) output has one element
         "import torch\ndef predict(model, x):\n    p = torch.sigmoid(model(x).view(-1))\n    return p.item()\n",
         "import torch\nx = torch.randn(2, 3)\nv = x.sum().item()\n",
+        # a model scoring one sentence: its width is a constructor argument, its batch the caller's
+        _SENTIMENT + "        return self.fc(hidden.squeeze(0)).view(-1)\n" + _PREDICT,
+        _SENTIMENT + "        out = self.fc(hidden[-1])\n        return out\n" + _PREDICT,
         # a loader of one sample per batch (`batch_size=1`, or the default)
         "import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n"
         "ds = TensorDataset(torch.randn(10, 4), torch.randint(0, 3, (10,)))\n"
@@ -161,6 +289,10 @@ total = x.sum().item()        # or reduce first
         "import torch\nx = torch.randn(2, 3)\nv = x.item()  # <--\n",
         "import torch\nt = torch.tensor([1, 2, 3])\nv = t.item()  # <--\n",
         "import torch\nx = torch.ones(4)\nv = float(x)  # <--\n",
+        # the model fixes two outputs per sample
+        (_SENTIMENT + "        return self.fc(hidden.squeeze(0)).view(-1)\n" + _PREDICT).replace(
+            "nn.Linear(hidden_dim, output_dim)", "nn.Linear(hidden_dim, 2)").replace(
+            "return prediction.item()", "return prediction.item()  # <--"),
         # a layer's output: nn.Linear(8, 4) gives 4 features, whatever the unknown batch
         "import torch.nn as nn\nhead = nn.Linear(8, 4)\ndef score(x):\n"
         "    return head(x.permute(1, 0)).item()  # <--\n",

@@ -10,7 +10,8 @@ from shapecheck.rules.base import Rule, register
 from shapecheck.rules.helpers.messages import short
 from shapecheck.rules.shape.dims import dims_differ
 from shapecheck.semantic.eval.conv_sizes import input_channels
-from shapecheck.semantic.facts import MODULE, TENSOR
+from shapecheck.semantic.eval.nn_modules import sequential_step
+from shapecheck.semantic.facts import MODULE, TENSOR, UNKNOWN, Fact
 from shapecheck.semantic.torch_api import MATRIX_PRODUCTS
 from shapecheck.shapes import Shape, format_dim, format_shape
 
@@ -39,6 +40,18 @@ _EINOPS = (
 )
 
 
+#: a LeNet for 32x32 images, called on a batch of them
+_LENET = (
+    "import torch\nimport torch.nn as nn\nclass LeNet(nn.Module):\n    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.features = nn.Sequential(nn.Conv2d(3, 6, 5), nn.ReLU(), nn.MaxPool2d(2),\n"
+    "                                      nn.Conv2d(6, 16, 5), nn.ReLU(), nn.MaxPool2d(2))\n"
+    "        self.classifier = nn.Sequential(nn.Flatten(), nn.Linear(16 * 5 * 5, 120), nn.ReLU(), nn.Linear(120, 10))\n"
+    "    def forward(self, x):\n        return self.classifier(self.features(x))\n"
+    "net = LeNet()\nout = net(torch.randn(8, 3, 32, 32))\n"
+)
+
+
 @register
 class MatmulShapeMismatch(Rule):
     """SC203: matrix product whose inner dims (or ranks) do not fit."""
@@ -56,6 +69,14 @@ receives are followed through `torch.cat(..., dim=-1)` and through convolutions 
 whose geometry and input sizes are known ints (`nn.Conv2d`, `nn.MaxPool2d`, `F.max_pool2d`...,
 then `flatten`/`view`), as torch computes them. `F.linear(x, weight)` needs `x` to end in
 `weight.shape[1]`, and a convolution's input needs `in_channels` channels.
+
+An `nn.Sequential` of `torch.nn` layers runs them one after the other: its input is followed
+through each layer (convolutions, poolings and adaptive poolings of known geometry, `nn.Flatten`,
+layers that keep the shape), and a Linear layer (or convolution) inside it that gets other
+features (or channels) than it takes is flagged at the call, naming its position: LeNet's
+`nn.Linear(16 * 4 * 4, 120)` after two 5x5 convolutions and poolings of 32x32 images, which give
+it 16 * 5 * 5. The chain stops at a layer whose output it cannot tell (a `ceil_mode` pooling, a
+`padding="same"` convolution, a module of the file), where nothing further is flagged.
 
 Sizes the code reads from one tensor (`B, T, C = x.size()`, and views built from them) are
 generic: independent of one another; so is a config value that a view splits off the last dim
@@ -95,6 +116,10 @@ c = a.T @ b          # (1, 3) @ (3, 1)
 ```
 """
     valid = (
+        # the features the convolutions leave are the ones the classifier takes; a Sequential's
+        # input of unknown size
+        _LENET,
+        "import torch.nn as nn\nm = nn.Sequential(nn.Flatten(), nn.Linear(48, 2))\ndef f(x):\n    return m(x)\n",
         "import torch\na = torch.randn(3, 1)\nb = torch.randn(3, 1)\nc = a.T @ b\n",
         "import torch\na = torch.randn(5, 2, 3)\nb = torch.randn(3, 4)\nc = a @ b\n",
         "import torch\na = torch.randn(3)\nb = torch.randn(3)\nc = torch.dot(a, b)\n",
@@ -156,6 +181,12 @@ c = a.T @ b          # (1, 3) @ (3, 1)
         "import torch\na = torch.randn(2, 3, 4)\nb = torch.randn(4, 5)\nc = torch.mm(a, b)  # <--\n",
         "import torch\na = torch.randn(2, 3)\nb = torch.randn(2, 3)\nc = torch.dot(a, b)  # <--\n",
         "import torch\nimport torch.nn as nn\nfc = nn.Linear(8, 2)\ny = fc(torch.randn(4, 16))  # <--\n",
+        # inside a Sequential: the layers before the Linear give it 8 features, not 6
+        "import torch\nimport torch.nn as nn\nm = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(6, 2))\n"
+        "z = m(torch.randn(5, 4))  # <--\n",
+        # LeNet on 32x32 images: the flattened features are 16*5*5, not 16*4*4
+        _LENET.replace("16 * 5 * 5", "16 * 4 * 4").replace(
+            "return self.classifier(self.features(x))", "return self.classifier(self.features(x))  # <--"),
         # the key not transposed: (B, nh, T, hs) @ (B, nh, T, hs) raises unless T equals hs
         _ATTENTION + "        return q @ k  # <--\n",
         # the key transposed on the wrong dims: (B, nh, T, hs) @ (B, T, nh, hs); the batch dims nh and T
@@ -277,6 +308,35 @@ c = a.T @ b          # (1, 3) @ (3, 1)
                              f"`{short(ctx, x_expr, 24)}` has shape {format_shape(x.shape)}: {channels} channels; "
                              f"torch raises RuntimeError (expected input to have {fin} channels)")
 
+    def _sequential(self, node, ctx, func, layers: tuple, x_expr) -> None:
+        """An ``nn.Sequential`` whose input, passed through its layers one by one, reaches an
+        ``nn.Linear`` with a last dim other than its ``in_features`` (or a convolution with other
+        channels): the call raises there. The first layer is checked like a layer called alone."""
+        current = ctx.fact(x_expr)
+        for position, layer in enumerate(layers):
+            if current.kind != TENSOR or current.shape is None:
+                return
+            reached = "its input" if position == 0 else "the layers before it"
+            conv = input_channels(layer.qual, layer.features)
+            if conv is not None and current.shape.rank in (conv[1] + 1, conv[1] + 2):
+                channels = current.shape.dims[-conv[1] - 1]
+                if isinstance(channels, int) and channels != conv[0]:
+                    ctx.report(node, f"`{short(ctx, func, 24)}` is an nn.Sequential whose layer {position} is a "
+                                     f"convolution with {conv[0]} input channels, but {reached} give it shape "
+                                     f"{format_shape(current.shape)}: {channels} channels; torch raises "
+                                     f"RuntimeError (expected input to have {conv[0]} channels)")
+                    return
+            if layer.qual == "torch.nn.Linear" and layer.features is not None and current.shape.trailing():
+                fin, last = layer.features[0], current.shape.trailing()[-1]
+                if isinstance(fin, int) and isinstance(last, int) and fin != last:
+                    ctx.report(node, f"`{short(ctx, func, 24)}` is an nn.Sequential whose layer {position} is "
+                                     f"nn.Linear({fin}, ...), but {reached} give it shape "
+                                     f"{format_shape(current.shape)}: its last dim {last} is not {fin}; torch "
+                                     f"raises RuntimeError (mat1 and mat2 shapes cannot be multiplied)")
+                    return
+            shape = sequential_step(layer, current)
+            current = Fact(kind=TENSOR, shape=shape) if shape is not None else UNKNOWN
+
     def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
         """The ``@`` operator."""
         if type(node.operator) is cst.MatrixMultiply:
@@ -306,6 +366,9 @@ c = a.T @ b          # (1, 3) @ (3, 1)
         module = ctx.fact(func)
         if module.kind == MODULE and input_channels(module.qual, module.features) is not None:
             self._conv_channels(node, ctx, func, args[0])
+            return
+        if module.kind == MODULE and module.layers is not None:
+            self._sequential(node, ctx, func, module.layers, args[0])
             return
         if module.kind != MODULE or module.qual != "torch.nn.Linear" or module.features is None:
             return

@@ -3,6 +3,7 @@ instances of the file's own ``nn.Module`` classes, calling a module, its methods
 
 from __future__ import annotations
 
+import math
 from typing import Callable, Optional
 
 import libcst as cst
@@ -86,7 +87,21 @@ def nn_class(ev: Eval, qual: str, name: str, expr: cst.Call) -> Optional[Fact]:
             dims = tuple(ev.fact(a).dim if a is not None else None for a in (fin, fout))
             fact = fact.with_(features=dims)
         if name == "Sequential":
-            fact = fact.with_(features=chain_features(ev, args))
+            fact = fact.with_(features=chain_features(ev, args), layers=_sequential_layers(ev, args))
+        if name in _ADAPTIVE_POOLS and not args.starred and "return_indices" not in args.kw:
+            size = args.get(0, "output_size")
+            value = ev.fact(size).value if size is not None else None
+            if type(size) is cst.Name and size.value == "None":
+                value = None
+            sizes = (value,) * _ADAPTIVE_POOLS[name] if type(value) is int else value
+            if type(sizes) is tuple and len(sizes) == _ADAPTIVE_POOLS[name] \
+                    and all(type(v) is int and v > 0 for v in sizes):
+                fact = fact.with_(features=sizes)
+        if name == "Flatten" and not args.starred:
+            ends = [args.get(0, "start_dim"), args.get(1, "end_dim")]
+            values = [default if end is None else ev.fact(end).value for end, default in zip(ends, (1, -1))]
+            if all(type(v) is int for v in values):
+                fact = fact.with_(features=tuple(values))
         if name in CONV_LAYERS or name in POOL_LAYERS:
             geometry = layer_geometry(ev, name, args)
             if geometry is not None:
@@ -98,6 +113,25 @@ def nn_class(ev: Eval, qual: str, name: str, expr: cst.Call) -> Optional[Fact]:
                 fact = fact.with_(features=tuple(ev.fact(a).dim if a is not None else None for a in sizes))
         return fact
     return None
+
+
+def nn_pretrained(ev: Eval, name: str, expr: cst.Call) -> Optional[Fact]:
+    """``nn.Embedding.from_pretrained(embeddings, freeze=True)`` (or ``nn.EmbeddingBag``'s): a
+    module whose weight is a parameter made from ``embeddings``, on that tensor's device, and
+    trainable only with ``freeze=False``; ``None`` for other classes."""
+    if name not in ("Embedding", "EmbeddingBag"):
+        return None
+    args = CallArgs(expr)
+    embeddings = args.get(0, "embeddings")
+    data = ev.fact(embeddings) if embeddings is not None else UNKNOWN
+    freeze = args.get(1, "freeze")
+    frozen = True if freeze is None else ev.fact(freeze).value
+    trainable = (not frozen) if isinstance(frozen, bool) else None
+    model = ev.model
+    if trainable and model.params_frozen and not fresh_layers_here(model):
+        trainable = None
+    return Fact(kind=MODULE, qual="torch.nn." + name, device=data.device if data.kind == TENSOR else None,
+                params=("weight",), trainable=trainable)
 
 
 def reduction_off(fact_of: Callable[[cst.CSTNode], Fact], args: CallArgs) -> Optional[str]:
@@ -175,6 +209,17 @@ def _sequential(ev: Eval, args: CallArgs) -> Contents:
     return (None if holds is not False else ()), holds, trainable
 
 
+def _sequential_layers(ev: Eval, args: CallArgs) -> Optional[tuple[Fact, ...]]:
+    """The facts of the layers of ``nn.Sequential(args)`` when each is a ``torch.nn`` layer given
+    by itself (not starred, not an ``OrderedDict``)."""
+    if args.starred or args.kw or not args.pos:
+        return None
+    layers = tuple(ev.fact(a) for a in args.pos)
+    if any(f.kind != MODULE or f.qual is None or not f.qual.startswith("torch.nn.") for f in layers):
+        return None
+    return layers
+
+
 def _children_device(ev: Eval, args: CallArgs) -> Optional[DeviceValue]:
     """The device of the layers of a ``Sequential`` that hold parameters, when they agree."""
     devices = {f.device for f in (ev.fact(a) for a in args.pos) if f.kind == MODULE and module_holds(f)}
@@ -211,10 +256,10 @@ def _rank_of(x: Fact) -> Optional[Shape]:
     return Shape((None,) * len(shape.dims), rest_at=shape.rest_at)
 
 
-def module_call(ev: Eval, module: Fact, expr: cst.Call) -> Fact:
-    """``module(x)``: the output's shape (``nn.Linear``, shape-keeping layers), device and grad."""
-    args = CallArgs(expr)
-    x = ev.fact(args.pos[0]) if args.pos else UNKNOWN
+def layer_output_shape(module: Fact, x: Fact) -> Optional[Shape]:
+    """The shape of ``module(x)`` for a ``torch.nn`` layer of one input: ``nn.Linear`` (also a
+    ``Sequential`` of Linear layers), layers that keep the shape or the rank, convolutions and
+    pooling of known geometry, embeddings; ``None`` when unknown."""
     shape = None
     qual = module.qual
     if qual in ("torch.nn.Linear", "torch.nn.LazyLinear") or (qual == "torch.nn.Sequential" and module.features):
@@ -233,12 +278,76 @@ def module_call(ev: Eval, module: Fact, expr: cst.Call) -> Fact:
     elif qual is not None and qual.startswith("torch.nn.") and qual.split(".")[-1] in NN_RANK_KEEPING_MODULES:
         layer = qual.split(".")[-1]
         shape = kept_shape(x.shape, NN_KEPT_DIMS.get(layer), layer) if not x.elems else None
+    if qual is not None and qual[9:] in _ADAPTIVE_POOLS and module.features is not None:
+        n = _ADAPTIVE_POOLS[qual[9:]]
+        if x.shape is None or x.shape.rank not in (n + 1, n + 2) or x.elems:
+            return shape
+        return Shape(x.shape.dims[:-n] + tuple(module.features))
+    if qual == "torch.nn.Flatten":
+        return _flattened(module.features, x) if module.features is not None and not x.elems else None
     if qual is not None and module.features is not None and not x.elems and x.kind in (TENSOR, None):
         shape = module_output(qual, module.features, x.shape) or shape  # known conv/pool sizes
     elif qual is not None and qual.startswith("torch.nn.") and qual.split(".")[-1] in NN_RANK_ADDING_MODULES:
         shape = Shape(x.shape.dims + (None,)) if x.shape is not None and x.shape.rank is not None else None
         if x.shape is None and x.kind in (TENSOR, None) and not x.elems:
             shape = Shape((None,), rest_at=0)  # the input's dims and the embedding dim
+    return shape
+
+
+#: adaptive pooling layers: how many trailing dims their ``output_size`` gives
+_ADAPTIVE_POOLS = {f"Adaptive{kind}Pool{n}d": n for kind in ("Avg", "Max") for n in (1, 2, 3)}
+
+
+def _flattened(ends: tuple, x: Fact) -> Optional[Shape]:
+    """The shape ``nn.Flatten(start_dim, end_dim)`` (``ends``) gives ``x``, of known rank: the
+    dims from start to end become one, their product when all are known."""
+    if x.shape is None or x.shape.rank is None:
+        return None
+    dims = x.shape.dims
+    rank = len(dims)
+    start, end = (e + rank if e < 0 else e for e in ends)
+    if not 0 <= start <= end < rank:
+        return None
+    merged = dims[start:end + 1]
+    ints = [d for d in merged if isinstance(d, int)]
+    size = math.prod(ints) if len(ints) == len(merged) else None
+    return Shape(dims[:start] + (size,) + dims[end + 1:])
+
+
+def sequential_step(layer: Fact, x: Fact) -> Optional[Shape]:
+    """The shape ``layer`` (one layer of a ``Sequential``) gives ``x``, when known and valid: not
+    at a recurrent layer (it returns a pair), and not when a size comes out below 1 or unknown
+    from known ones (torch may raise there, at this layer)."""
+    if layer.qual is not None and layer.qual[len("torch.nn."):] in RECURRENT_LAYERS:
+        return None
+    shape = layer_output_shape(layer, x)
+    if shape is None or any(type(d) is int and d < 1 for d in shape.dims):
+        return None
+    if x.shape is not None and all(type(d) is int for d in x.shape.dims) and None in shape.dims:
+        return None
+    return shape
+
+
+def _through_layers(layers: tuple[Fact, ...], x: Fact) -> Optional[Shape]:
+    """The shape a ``Sequential`` of ``layers`` gives ``x``: each layer's output is the next one's
+    input (``None`` as soon as one is unknown)."""
+    current = x
+    for layer in layers:
+        shape = sequential_step(layer, current)
+        if shape is None:
+            return None
+        current = Fact(kind=TENSOR, shape=shape)
+    return current.shape
+
+
+def module_call(ev: Eval, module: Fact, expr: cst.Call) -> Fact:
+    """``module(x)``: the output's shape (``nn.Linear``, shape-keeping layers), device and grad."""
+    args = CallArgs(expr)
+    x = ev.fact(args.pos[0]) if args.pos else UNKNOWN
+    qual = module.qual
+    shape = layer_output_shape(module, x)
+    if shape is None and module.layers is not None and x.kind in (TENSOR, None) and not x.elems:
+        shape = _through_layers(module.layers, x)
     device: Optional[DeviceValue] = None
     if x.kind == TENSOR and module.params == ():
         device = x.device  # a module without parameters computes on its input's device

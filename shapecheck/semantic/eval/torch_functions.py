@@ -21,7 +21,7 @@ from shapecheck.semantic.eval.elementwise import elementwise, matmul
 from shapecheck.semantic.eval.factories import factory, legacy_tensor
 from shapecheck.semantic.eval.layer_ranks import kept_shape
 from shapecheck.semantic.eval.layout import input_order_layout
-from shapecheck.semantic.eval.nn_modules import nn_class
+from shapecheck.semantic.eval.nn_modules import nn_class, nn_pretrained
 from shapecheck.semantic.eval.rank_bounds import bounded_join_shape
 from shapecheck.semantic.eval.reductions import linalg_norm
 from shapecheck.semantic.eval.data_loading import data_call, torchvision_dataset
@@ -30,6 +30,7 @@ from shapecheck.semantic.eval.tensor_methods import method_call
 from shapecheck.semantic.facts import (
     BOOL, CPU, FLOAT, INT, MODULE, NO_GRAD, OPTIMIZER, TENSOR, UNKNOWN, DtypeKind, Fact,
 )
+from shapecheck.semantic.optimizer_params import updated_modules
 from shapecheck.semantic.syntax import CallArgs
 from shapecheck.semantic.torch_api import (
     ALL_FACTORIES, CONCAT_FUNCTIONS, LEGACY_TENSOR_CLASSES, ELEMENTWISE_BINARY, FUNCTIONAL_KEPT_DIMS, FUNCTIONAL_LOSSES,
@@ -57,6 +58,16 @@ _MATH_RESULTS = {
 }
 
 
+def _optimizer_params(expr: cst.Call) -> Optional[cst.BaseExpression]:
+    """The ``params`` argument of an optimizer's construction."""
+    for arg in expr.args:
+        if arg.keyword is None and not arg.star:
+            return arg.value
+        if arg.keyword is not None and arg.keyword.value == "params":
+            return arg.value
+    return None
+
+
 def qualified_call(ev: Eval, qual: str, expr: cst.Call) -> Optional[Fact]:
     """A call of an import-resolved name; ``None`` when the name is not one the evaluator knows."""
     model = ev.model
@@ -66,10 +77,12 @@ def qualified_call(ev: Eval, qual: str, expr: cst.Call) -> Optional[Fact]:
             return _functional(ev, rest[14:], expr)
         if rest.startswith("nn.") and rest.count(".") == 1:
             return nn_class(ev, qual, rest[3:], expr)
+        if rest.startswith("nn.") and rest.endswith(".from_pretrained") and rest.count(".") == 2:
+            return nn_pretrained(ev, rest[3:-16], expr)
         if rest.startswith(("nn.modules.", "nn.parameter.")):
             return nn_class(ev, qual, rest.split(".")[-1], expr)
         if rest.startswith("optim.") and rest.count(".") == 1 and rest[6:7].isupper():
-            return Fact(kind=OPTIMIZER, qual=qual)
+            return Fact(kind=OPTIMIZER, qual=qual, updates=updated_modules(_optimizer_params(expr)))
         if rest == "device":
             return torch_device(ev, expr)
         if rest == "accelerator.current_accelerator":
