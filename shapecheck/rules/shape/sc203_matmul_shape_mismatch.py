@@ -66,8 +66,9 @@ Flags `a @ b`, `torch.matmul`, `torch.mm` (2-D only), `torch.bmm` (3-D only), `t
 shapes do not fit: the last dim of `a` must equal the second-to-last of `b` (the only dim of a
 1-D `b`), and a Linear layer's input must end in `in_features`. The features a Linear layer
 receives are followed through `torch.cat(..., dim=-1)` and through convolutions and poolings
-whose geometry and input sizes are known ints (`nn.Conv2d`, `nn.MaxPool2d`, `F.max_pool2d`...,
-then `flatten`/`view`), as torch computes them. `F.linear(x, weight)` needs `x` to end in
+whose geometry and input sizes are known ints (`nn.Conv2d`, also with `padding="same"`,
+`nn.MaxPool2d`, also with `ceil_mode=True`, `F.max_pool2d`..., then `flatten`/`view`), as torch
+computes them. `F.linear(x, weight)` needs `x` to end in
 `weight.shape[1]`, and a convolution's input needs `in_channels` channels.
 
 An `nn.Sequential` of `torch.nn` layers runs them one after the other: its input is followed
@@ -75,8 +76,8 @@ through each layer (convolutions, poolings and adaptive poolings of known geomet
 layers that keep the shape), and a Linear layer (or convolution) inside it that gets other
 features (or channels) than it takes is flagged at the call, naming its position: LeNet's
 `nn.Linear(16 * 4 * 4, 120)` after two 5x5 convolutions and poolings of 32x32 images, which give
-it 16 * 5 * 5. The chain stops at a layer whose output it cannot tell (a `ceil_mode` pooling, a
-`padding="same"` convolution, a module of the file), where nothing further is flagged.
+it 16 * 5 * 5. The chain stops at a layer whose output it cannot tell (a geometry that is not
+literal, a module of the file), where nothing further is flagged.
 
 Sizes the code reads from one tensor (`B, T, C = x.size()`, and views built from them) are
 generic: independent of one another; so is a config value that a view splits off the last dim

@@ -5,8 +5,11 @@ torch computes each spatial size of ``nn.Conv2d``/``nn.MaxPool2d``/``nn.AvgPool2
 pooling's stride defaults to its kernel size and average pooling has no dilation. The
 geometry of a layer is kept on its module fact as ``features``: ``(in_channels, out_channels,
 *kernel, *stride, *padding, *dilation)`` for a convolution, ``(*kernel, *stride, *padding,
-*dilation)`` for a pooling. A string padding (``"same"``), ``ceil_mode`` other than ``False`` and anything not a
-literal int leave the sizes unknown.
+*dilation)`` for a pooling, which ``ceil_mode=True`` extends with a trailing ``1``: each size is
+then rounded up, but the last window must start inside the input or its left padding. A
+convolution's ``padding="valid"`` is 0; ``padding="same"`` keeps each size (torch allows it with
+stride 1 only), so its geometry is that of a 1-wide kernel. Anything not a literal int leaves the
+sizes unknown.
 """
 
 from __future__ import annotations
@@ -52,10 +55,17 @@ def _geometry(ev: Eval, args: CallArgs, positions: dict[str, int], n: int,
     if args.starred:
         return None
     ceil = positions.get("ceil_mode")
+    ceil_mode = False
     if ceil is not None:
         flag = args.get(ceil, "ceil_mode")
-        if flag is not None and ev.fact(flag).value is not False:
+        value = ev.fact(flag).value if flag is not None else False
+        if type(value) is not bool:
             return None
+        ceil_mode = value
+    padding_expr = args.get(positions["padding"], "padding")
+    word = ev.fact(padding_expr).value if padding_expr is not None and not pooling else None
+    if word == "same":
+        return _same(ev, args, positions, n)
     kernel = _ints(ev, args.get(positions["kernel_size"], "kernel_size"), n, None)
     if kernel is None:
         return None
@@ -63,11 +73,21 @@ def _geometry(ev: Eval, args: CallArgs, positions: dict[str, int], n: int,
     if pooling and stride_expr is not None and type(stride_expr) is cst.Name and stride_expr.value == "None":
         stride_expr = None
     stride = kernel if pooling and stride_expr is None else _ints(ev, stride_expr, n, 1)
-    padding = _ints(ev, args.get(positions["padding"], "padding"), n, 0)
+    padding = (0,) * n if word == "valid" else _ints(ev, padding_expr, n, 0)
     dilation = _ints(ev, args.get(positions["dilation"], "dilation"), n, 1) if "dilation" in positions else (1,) * n
     if stride is None or padding is None or dilation is None:
         return None
-    return kernel + stride + padding + dilation
+    return kernel + stride + padding + dilation + ((1,) if ceil_mode else ())
+
+
+def _same(ev: Eval, args: CallArgs, positions: dict[str, int], n: int) -> Optional[tuple[int, ...]]:
+    """The geometry of a convolution with ``padding="same"``: each size kept, as by a 1-wide
+    kernel; ``None`` unless its stride is 1 (torch rejects any other) and its kernel is known."""
+    kernel = _ints(ev, args.get(positions["kernel_size"], "kernel_size"), n, None)
+    stride = _ints(ev, args.get(positions["stride"], "stride"), n, 1)
+    if kernel is None or stride != (1,) * n:
+        return None
+    return (1,) * n + (1,) * n + (0,) * n + (1,) * n
 
 
 def layer_geometry(ev: Eval, name: str, args: CallArgs) -> Optional[tuple[Dim, ...]]:
@@ -91,12 +111,16 @@ def layer_geometry(ev: Eval, name: str, args: CallArgs) -> Optional[tuple[Dim, .
 def _spatial(sizes: tuple[Dim, ...], geometry: tuple[int, ...], n: int) -> Optional[tuple[int, ...]]:
     """The output sizes of ``n`` spatial dims, or ``None`` (an unknown size, or no output)."""
     kernel, stride, padding, dilation = (geometry[i * n:(i + 1) * n] for i in range(4))
+    ceil = len(geometry) > 4 * n and geometry[4 * n] == 1
     out = []
     for size, k, s, p, d in zip(sizes, kernel, stride, padding, dilation):
         if not isinstance(size, int) or s <= 0:
             return None
-        o = (size + 2 * p - d * (k - 1) - 1) // s + 1
-        if o <= 0:
+        span = size + 2 * p - d * (k - 1) - 1
+        o = (-(-span // s) if ceil else span // s) + 1
+        if ceil and (o - 1) * s >= size + p:
+            o -= 1  # the last window would start in the right padding
+        if span < 0 or o <= 0:
             return None
         out.append(o)
     return tuple(out)

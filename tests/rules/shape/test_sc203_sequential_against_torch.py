@@ -13,13 +13,15 @@ from shapecheck.rules.catalog import get_rule
 
 torch = pytest.importorskip("torch")
 
-_CONV = st.builds(lambda out, k, pad, stride: ("conv", f"{out}, {k}, padding={pad}, stride={stride}", out),
-                  st.sampled_from([4, 8]), st.sampled_from([1, 3, 5]), st.sampled_from([0, 1, 2]),
-                  st.sampled_from([1, 2]))
+_CONV = st.builds(lambda out, k, pad, stride, dilation: ("conv", f"{out}, {k}, padding={pad}, stride={stride}, "
+                                                                  f"dilation={dilation}", out),
+                  st.sampled_from([4, 8]), st.sampled_from([1, 3, 5]), st.sampled_from([0, 1, 2, "'same'", "'valid'"]),
+                  st.sampled_from([1, 2]), st.sampled_from([1, 2]))
 _SAME = st.sampled_from([
     "nn.ReLU()", "nn.Dropout(0.1)", "nn.MaxPool2d(2)", "nn.MaxPool2d(3)", "nn.AvgPool2d(2, stride=1)",
     "nn.AvgPool2d(2)", "nn.AdaptiveAvgPool2d(1)", "nn.AdaptiveAvgPool2d((2, 2))", "nn.AdaptiveMaxPool2d(3)",
-    "nn.MaxPool2d(2, ceil_mode=True)",
+    "nn.MaxPool2d(2, ceil_mode=True)", "nn.MaxPool2d(3, stride=2, ceil_mode=True)",
+    "nn.AvgPool2d(3, stride=2, padding=1, ceil_mode=True)",
 ])
 _LAYER = st.one_of(_CONV, _SAME, st.just("bn"))
 
@@ -46,8 +48,8 @@ def test_a_finding_on_a_sequential_only_where_torch_raises_at_its_linear_layer(l
     stack = _stack(layers)
     try:
         flat = eval(f"nn.Sequential({', '.join(stack)}, nn.Flatten())", {"nn": nn})(torch.randn(2, 3, size, size))
-    except RuntimeError:
-        return  # torch raises before the Linear layer
+    except (RuntimeError, ValueError):
+        return  # torch raises before the Linear layer (or rejects a layer)
     features = flat.shape[1] if right else guess + 1
     code = (f"import torch\nimport torch.nn as nn\nm = nn.Sequential({', '.join(stack)}, nn.Flatten(), "
             f"nn.Linear({features}, 10))\ny = m(torch.randn(2, 3, {size}, {size}))\n")
