@@ -8,6 +8,11 @@ the straight-line start of its ``forward`` (no branch, loop, ``with`` or ``try``
 that input, unchanged, to such a layer of its own, to an ``nn.functional`` function together with
 one of its own parameters as the weight (``F.layer_norm(input, ..., self.weight)``), or to a
 module class of the file that does the same.
+
+A call may also save the module's own weights (:func:`saves_weights`), which an optimizer's
+``step()`` then changes in place: ``D(fake)`` with ``fake = G(z)`` saves ``D``'s first layer's
+weight for the gradient of ``fake``; a recurrent layer saves its weights whatever its input; a
+module class of the file that chains two layers with weights saves the second one's.
 """
 
 from __future__ import annotations

@@ -64,12 +64,11 @@ def _flattened_unknown(ctx, expr: cst.BaseExpression, depth: int = 0) -> bool:
     call = method_call(expr)
     args = positional(expr)
     if call is not None and ctx.qualname(expr.func) is None:
-        receiver, method = call
-        if method in _FLATTENING and len(expr.args) == len(args) and (
-                not args if method in ("flatten", "ravel") else len(args) == 1 and _minus_one(args[0])):
-            shape = ctx.fact(receiver).shape
+        flattened = _is_flattening(expr)
+        if flattened is not None:
+            shape = ctx.fact(flattened).shape
             return shape is None or shape.rank is None
-        return method in _SAME_SHAPE and _flattened_unknown(ctx, receiver, depth + 1)
+        return call[1] in _SAME_SHAPE and _flattened_unknown(ctx, call[0], depth + 1)
     qual = ctx.qualname(expr.func) or ""
     if qual.rsplit(".", 1)[-1] in _SAME_SHAPE and qual.startswith("torch.") and args:
         return _flattened_unknown(ctx, args[0], depth + 1)
