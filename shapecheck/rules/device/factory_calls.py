@@ -1,9 +1,10 @@
 """Whether a function may call a torch factory at all, read from its syntax alone.
 
 A call resolves to ``torch.<factory>`` (``torch.zeros``, ``T.arange``, ``zeros`` after ``from torch
-import zeros``) only when the factory's name is the last part of the callee as written, or when the
-callee is a plain name that an import binds to it (``from torch import zeros as z``). A function
-with no such call makes no factory result: SC403 need not follow its names.
+import zeros``; a legacy constructor, ``torch.LongTensor``, counts as one) only when the
+factory's name is the last part of the callee as written, or when the callee is a plain name
+that an import binds to it (``from torch import zeros as z``). A function with no such call
+makes no factory result: SC403 need not follow its names.
 """
 
 from __future__ import annotations
@@ -16,12 +17,14 @@ import libcst as cst
 from shapecheck.semantic.node_memo import NodeMemo
 
 from shapecheck.semantic.syntax import all_params, dotted_name, sub_blocks
-from shapecheck.semantic.torch_api import FACTORIES
+from shapecheck.semantic.torch_api import FACTORIES, LEGACY_TENSOR_CLASSES
 from shapecheck.semantic.walk import walk
 
 __all__ = ["definition_parts", "factory_aliases", "may_call_factory", "may_make_here"]
 
-_TORCH_FACTORIES = frozenset(f"torch.{name}" for name in FACTORIES)
+#: the factories, and the legacy constructors (``torch.LongTensor([...])``), which make CPU tensors too
+_MAKERS = FACTORIES | LEGACY_TENSOR_CLASSES
+_TORCH_FACTORIES = frozenset(f"torch.{name}" for name in _MAKERS)
 #: the compound statements whose blocks :func:`~shapecheck.semantic.syntax.sub_blocks` gives in full
 _BLOCK_STATEMENTS = frozenset({cst.If, cst.For, cst.While, cst.With, cst.Try, cst.TryStar})
 
@@ -111,8 +114,8 @@ def may_make_here(node: cst.CSTNode, definition: cst.CSTNode, aliases: frozenset
     if tp is cst.Call:
         func = node.func  # type: ignore[attr-defined]
         if type(func) is cst.Attribute:
-            return func.attr.value in FACTORIES
-        return type(func) is cst.Name and (func.value in FACTORIES or func.value in aliases)
+            return func.attr.value in _MAKERS
+        return type(func) is cst.Name and (func.value in _MAKERS or func.value in aliases)
     if (tp is cst.FunctionDef or tp is cst.ClassDef or tp is cst.Lambda) and node is not definition:
         return may_call_factory(node, aliases)  # type: ignore[arg-type]
     return False

@@ -50,6 +50,8 @@ def _nonzero_rank_factory(ctx, node: cst.CSTNode, ints: frozenset = frozenset())
     if type(node) is not cst.Call:
         return None
     name = torch_name(ctx, node.func)
+    if name in LEGACY_TENSOR_CLASSES:
+        return name if _legacy_data(ctx, node) else None
     if name not in FACTORIES or keyword(node, "device") is not None:
         return None
     if any(arg.star == "**" for arg in node.args):
@@ -84,6 +86,37 @@ def _nonzero_rank_factory(ctx, node: cst.CSTNode, ints: frozenset = frozenset())
     if type(first) is cst.Name and first.value in ints:
         return name
     return name if _is_size_int(first) else None
+
+
+#: the calls :func:`_nonzero_rank_factory` reads: factories, and the legacy constructors
+_MADE_ON_CPU = FACTORIES | LEGACY_TENSOR_CLASSES
+
+
+def _legacy_data(ctx, node: cst.Call) -> bool:
+    """``torch.LongTensor([[1, 2]])`` or ``torch.FloatTensor(2, 3)``: a legacy constructor of a
+    tensor that is not 0-dim, from a list or tuple display or from int sizes."""
+    args = positional(node)
+    if not args or len(args) != len(node.args):
+        return False
+    if len(args) == 1 and isinstance(args[0], (cst.List, cst.Tuple)):
+        return bool(args[0].elements)
+    return all(type(a) is cst.Integer or ctx.fact(a).kind == INT for a in args)
+
+
+def _cpu_words(ctx, call: cst.Call) -> str:
+    """Why ``call`` makes a CPU tensor, as the messages say it."""
+    name = torch_name(ctx, call.func)
+    return f"(`torch.{name}` makes CPU tensors only)" if name in LEGACY_TENSOR_CLASSES else "(no `device=`)"
+
+
+def _device_words(ctx, call: cst.Call, device: str = "") -> str:
+    """The change the messages name: pass ``device=`` (with ``device`` when known); a legacy
+    constructor takes no CUDA device, so the tensor is made with ``torch.tensor`` instead."""
+    name = torch_name(ctx, call.func)
+    if name not in LEGACY_TENSOR_CLASSES:
+        return f"pass `device={device}`"
+    dtype = "torch.long" if name == "LongTensor" else "torch.float"
+    return f"create it with `torch.tensor(..., dtype={dtype}, device={device or '...'})` instead"
 
 
 #: torch functions of one tensor whose result is on its device (``torch.sin(pos)``)
@@ -321,6 +354,11 @@ should follow the input's precision (the fix leaves the dtype as it was). The fi
 `x` is annotated as a tensor (or used as one) and never rebound in the function; otherwise it is
 unsafe (`--unsafe-fixes`): an unannotated `forward(self, x)` may receive a float, which adds to a
 tensor but has no `.device`. A factory inside a lambda or comprehension gets no fix.
+
+A legacy constructor (`torch.LongTensor([[1, 2, 3]])`, `torch.FloatTensor(2, 3)`) always makes
+a CPU tensor and takes no CUDA device: it is flagged like a factory without `device=`, the
+message says to create the tensor with `torch.tensor(..., dtype=..., device=...)` instead, and
+there is no fix.
 """
     valid = (
         # `.to(dtype)` of a parameter annotated `torch.dtype` casts: both tensors stay on the CPU
@@ -398,6 +436,10 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
         # the `.to` moves the concatenation: the `bins` it reads is the parameter, unmoved
         "import torch\ndef bin2freq(x, f0_min, bins):\n"
         "    bins = torch.cat([torch.tensor([f0_min]), bins]).to(x.device)\n    return (x * bins).sum(-1)\n",
+        # a legacy constructor's tensor moved where the input is
+        "import torch\nimport torch.nn as nn\nclass Enc(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.pos = nn.Embedding(6, 8)\n    def forward(self, x):\n"
+        "        return x + self.pos(torch.LongTensor([[1, 2, 3, 4, 0]]).to(x.device))\n",
     )
     invalid = (
         # the `x` the concatenation reads is the one moved on the line before
@@ -444,6 +486,10 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
         "import torch\nimport torch.nn as nn\nclass GPT(nn.Module):\n    def __init__(self):\n"
         "        super().__init__()\n        self.wpe = nn.Embedding(64, 8)\n    def forward(self, idx):\n"
         "        pos = torch.arange(idx.size(1))\n        return self.wpe(pos)  # <--\n",
+        # a legacy constructor makes CPU tensors only (it takes no CUDA device)
+        "import torch\nimport torch.nn as nn\nclass Enc(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.pos = nn.Embedding(6, 8)\n    def forward(self, x):\n"
+        "        return x + self.pos(torch.LongTensor([[1, 2, 3, 4, 0]]))  # <--\n",
         # a frozen pretrained table is a parameter too: it moves with the module
         "import torch\nimport torch.nn as nn\nclass Enc(nn.Module):\n    def __init__(self, table):\n"
         "        super().__init__()\n        self.pos = nn.Embedding.from_pretrained(table, freeze=True)\n"
@@ -740,11 +786,11 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
             where = short(ctx, tensor)
             ctx.report(
                 made[0],
-                f"`{short(ctx, made[0])}` is created on the CPU (no `device=`), but another `return` of "
+                f"`{short(ctx, made[0])}` is created on the CPU {_cpu_words(ctx, made[0])}, but another `return` of "
                 f"`{function.name.value}` makes its result on the device of `{where}` (`{short(ctx, item)}`): "
                 f"callers get a CPU tensor on this path, which fails where it meets tensors on `{where}`'s "
-                f"device (Expected all tensors to be on the same device) when that is a GPU; pass "
-                f"`device={where}.device`",
+                f"device (Expected all tensors to be on the same device) when that is a GPU; "
+                f"{_device_words(ctx, made[0], where + '.device')}",
                 condition=f"`{where}` is on the CPU",
             )
             return
@@ -774,12 +820,12 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
                 self._origins.add(id(made))
                 ctx.report(
                     made,
-                    f"`{short(ctx, made)}` is created on the CPU (no `device=`) and returned by "
+                    f"`{short(ctx, made)}` is created on the CPU {_cpu_words(ctx, made)} and returned by "
                     f"`{helper.name.value}`, and `{arg.value} = {short(ctx, values[0])}` is given to "
                     f"`{short(ctx, node.func)}`, which is on {DEVICE_WORDS[device]}{placed_note(callee)} and runs "
                     f"`{layer}` on it: `{short(ctx, node)}` raises RuntimeError (Expected all tensors to be on the "
-                    f"same device); pass `device=` (the device of the module's parameters or input) where it is "
-                    f"created",
+                    f"same device); {_device_words(ctx, made)} (the device of the module's parameters or input) "
+                    f"where it is created",
                     related=placed_place(callee),
                 )
 
@@ -798,9 +844,10 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
             return
         ctx.report(
             node,
-            f"`{short(ctx, call)}` is created on the CPU (no `device=`) and is given to `{short(ctx, node.func)}`, "
-            f"which is on `{device}` (moved there in this function): the call raises RuntimeError (Expected all "
-            f"tensors to be on the same device) unless `{device}` is the CPU; pass `device={device}`",
+            f"`{short(ctx, call)}` is created on the CPU {_cpu_words(ctx, call)} and is given to "
+            f"`{short(ctx, node.func)}`, which is on `{device}` (moved there in this function): the call raises "
+            f"RuntimeError (Expected all tensors to be on the same device) unless `{device}` is the CPU; "
+            f"{_device_words(ctx, call, device)}",
             condition=f"`{device}` is the CPU",
         )
 
@@ -815,7 +862,7 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
             if tp is cst.Name:
                 if (fid, node.value) in factories:  # type: ignore[attr-defined]
                     return self._factory_in(expr, function, ctx)
-            elif tp is cst.Call and (torch_name(ctx, node.func) or "") in FACTORIES:  # type: ignore[attr-defined]
+            elif tp is cst.Call and (torch_name(ctx, node.func) or "") in _MADE_ON_CPU:  # type: ignore[attr-defined]
                 return self._factory_in(expr, function, ctx)
         return None
 
@@ -1022,11 +1069,12 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
             safety = self._fix_safety(ctx, call, scope.function, param) if "." not in param else None
             ctx.report(
                 node,
-                f"`{short(ctx, call)}` is created on the CPU (no `device=`) and meets "
+                f"`{short(ctx, call)}` is created on the CPU {_cpu_words(ctx, call)} and meets "
                 f"`{short(ctx, operand)}`, computed from the input `{param}`: `{what}` raises "
                 f"RuntimeError (Expected all tensors to be on the same device) when `{param}` "
-                f"is on the GPU; pass `device={param}.device`{self._dtype_hint(call, param, ctx)}",
-                fix=Fix(call, fixed, safe=safety) if safety is not None else None,
+                f"is on the GPU; {_device_words(ctx, call, param + '.device')}{self._dtype_hint(call, param, ctx)}",
+                fix=Fix(call, fixed, safe=safety) if safety is not None and torch_name(ctx, call.func) in FACTORIES
+                else None,
             )
             return
         if self._meets_placed(node, what, operands, made, ctx) \
@@ -1051,9 +1099,11 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
                     continue
                 ctx.report(
                     node,
-                    f"`{short(ctx, call)}` is created on the CPU (no `device=`) and meets `{short(ctx, operand)}`, "
+                    f"`{short(ctx, call)}` is created on the CPU {_cpu_words(ctx, call)} and meets "
+                    f"`{short(ctx, operand)}`, "
                     f"which is on {DEVICE_WORDS[device]}{placed_note(fact)}: `{what}` raises RuntimeError (Expected "
-                    f"all tensors to be on the same device); pass `device={short(ctx, operand)}.device`",
+                    f"all tensors to be on the same device); "
+                    f"{_device_words(ctx, call, short(ctx, operand) + '.device')}",
                     related=[(call, "created on the CPU here")] + placed_place(fact),
                 )
                 return True
@@ -1076,9 +1126,10 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
                 return True
             ctx.report(
                 node,
-                f"`{short(ctx, call)}` is created on the CPU (no `device=`) and meets `{short(ctx, operand)}`, "
-                f"which is on `{device}` (moved there in this function): `{what}` raises RuntimeError (Expected "
-                f"all tensors to be on the same device) unless `{device}` is the CPU; pass `device={device}`",
+                f"`{short(ctx, call)}` is created on the CPU {_cpu_words(ctx, call)} and meets "
+                f"`{short(ctx, operand)}`, which is on `{device}` (moved there in this function): `{what}` raises "
+                f"RuntimeError (Expected all tensors to be on the same device) unless `{device}` is the CPU; "
+                f"{_device_words(ctx, call, device)}",
                 condition=f"`{device}` is the CPU",
             )
             return True
@@ -1105,10 +1156,10 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
                 what_it_is = f"computed from `{short(ctx, root)}`, a tensor"
             ctx.report(
                 node,
-                f"`{short(ctx, call)}` is created on the CPU (no `device=`) and meets `{short(ctx, operand)}`, "
-                f"{what_it_is} of the module, which moves with it: `{what}` raises RuntimeError (Expected all "
-                f"tensors to be on the same device) when the module runs on a GPU; pass "
-                f"`device={short(ctx, root)}.device`",
+                f"`{short(ctx, call)}` is created on the CPU {_cpu_words(ctx, call)} and meets "
+                f"`{short(ctx, operand)}`, {what_it_is} of the module, which moves with it: `{what}` raises "
+                f"RuntimeError (Expected all tensors to be on the same device) when the module runs on a GPU; "
+                f"{_device_words(ctx, call, short(ctx, root) + '.device')}",
                 condition=ON_CPU_ONLY,
             )
             return
@@ -1137,10 +1188,10 @@ tensor but has no `.device`. A factory inside a lambda or comprehension gets no 
             layer_name = short(ctx, node.func)
             ctx.report(
                 node,
-                f"`{short(ctx, call)}` is created on the CPU (no `device=`) and is given to `{layer_name}`, a "
-                f"layer whose parameters move with the module: the call raises RuntimeError (Expected all "
-                f"tensors to be on the same device) when the module runs on a GPU; pass `device=` (the device "
-                f"of the input, or `{layer_name}.weight.device`)",
+                f"`{short(ctx, call)}` is created on the CPU {_cpu_words(ctx, call)} and is given to "
+                f"`{layer_name}`, a layer whose parameters move with the module: the call raises RuntimeError "
+                f"(Expected all tensors to be on the same device) when the module runs on a GPU; "
+                f"{_device_words(ctx, call)} (the device of the input, or `{layer_name}.weight.device`)",
                 condition=ON_CPU_ONLY,
             )
             return

@@ -14,6 +14,7 @@ from __future__ import annotations
 from functools import partial
 
 from rule_harness import family_rules, finding_lines, findings
+from shapecheck.engine.runner import lint_text
 
 DEVICE_RULES = family_rules("SC4")
 codes = partial(finding_lines, rules=DEVICE_RULES)
@@ -165,3 +166,27 @@ def test_moved_to_the_cpu_or_cast_is_no_evidence() -> None:
         "def step(netD, data, device, criterion):\n    real = data.to(device)\n"
         "    return criterion(netD(real), torch.ones(real.size(0), 1))\n")
     assert codes(unknown) == []
+
+
+LEGACY = HEAD + (
+    "class Encoder(nn.Module):\n"                                        # 4
+    "    def __init__(self, table):\n"
+    "        super().__init__()\n"
+    "        self.src_emb = nn.Embedding(5, 8)\n"
+    "        self.pos_emb = nn.Embedding.from_pretrained(table, freeze=True)\n"
+    "    def forward(self, enc_inputs: torch.Tensor):\n"
+    "        pos = {pos}\n"                                                 # 10
+    "        return self.src_emb(enc_inputs) + self.pos_emb(pos)\n"        # 11
+)
+
+
+def test_a_legacy_constructor_is_made_on_the_cpu_and_gets_no_fix() -> None:
+    # nlp-tutorial's Transformer: the positions of a frozen pretrained table, built with
+    # torch.LongTensor in forward (which takes no CUDA device)
+    source = LEGACY.format(pos="torch.LongTensor([[1, 2, 3, 4, 0]])")
+    diagnostics = [d for d in lint_text(source, DEVICE_RULES) if d.code == "SC403"]
+    assert [(d.line, d.fixable) for d in diagnostics] == [(11, False)]
+    message = diagnostics[0].message
+    assert "(`torch.LongTensor` makes CPU tensors only)" in message
+    assert "create it with `torch.tensor(..., dtype=torch.long, device=...)` instead" in message
+    assert codes(LEGACY.format(pos="torch.tensor([[1, 2, 3, 4, 0]], device=enc_inputs.device)")) == []
