@@ -76,6 +76,9 @@ OTHER_FACTORIES = frozenset({"scalar_tensor", "from_numpy", "empty_strided", "no
 ALL_FACTORIES = FACTORIES | LIKE_FACTORIES | OTHER_FACTORIES
 #: Legacy tensor classes of ``torch`` that build a CPU tensor when called.
 LEGACY_TENSOR_CLASSES = frozenset({"Tensor", "FloatTensor", "LongTensor"})
+#: the calls that make a new tensor on the default device unless told otherwise: the
+#: :data:`FACTORIES` and the legacy constructors (CPU only)
+FACTORIES_AND_LEGACY = FACTORIES | LEGACY_TENSOR_CLASSES
 #: ``Tensor.new_*`` methods: a new tensor with the receiver's dtype and device.
 NEW_TENSOR_METHODS = frozenset({"new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"})
 #: ``Tensor.new_*`` methods whose first argument is a size (not data).

@@ -17,13 +17,11 @@ import libcst as cst
 from shapecheck.semantic.node_memo import NodeMemo
 
 from shapecheck.semantic.syntax import all_params, dotted_name, sub_blocks
-from shapecheck.semantic.torch_api import FACTORIES, LEGACY_TENSOR_CLASSES
+from shapecheck.semantic.torch_api import FACTORIES_AND_LEGACY as _MAKERS
 from shapecheck.semantic.walk import walk
 
 __all__ = ["definition_parts", "factory_aliases", "may_call_factory", "may_make_here"]
 
-#: the factories, and the legacy constructors (``torch.LongTensor([...])``), which make CPU tensors too
-_MAKERS = FACTORIES | LEGACY_TENSOR_CLASSES
 _TORCH_FACTORIES = frozenset(f"torch.{name}" for name in _MAKERS)
 #: the compound statements whose blocks :func:`~shapecheck.semantic.syntax.sub_blocks` gives in full
 _BLOCK_STATEMENTS = frozenset({cst.If, cst.For, cst.While, cst.With, cst.Try, cst.TryStar})

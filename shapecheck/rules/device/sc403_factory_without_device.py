@@ -30,8 +30,8 @@ from shapecheck.semantic.facts import (
 )
 from shapecheck.semantic.walk import walk
 from shapecheck.semantic.torch_api import (
-    DTYPE_KINDS, FACTORIES, FLOAT_DEFAULT_FACTORIES, LEGACY_TENSOR_CLASSES, NEW_TENSOR_METHODS, TENSOR_DEVICE_METHODS,
-    TENSOR_METADATA_METHODS, TENSOR_TO_PYTHON_METHODS,
+    DTYPE_KINDS, FACTORIES, FACTORIES_AND_LEGACY, FLOAT_DEFAULT_FACTORIES, LEGACY_TENSOR_CLASSES, NEW_TENSOR_METHODS,
+    TENSOR_DEVICE_METHODS, TENSOR_METADATA_METHODS, TENSOR_TO_PYTHON_METHODS,
 )
 
 
@@ -86,10 +86,6 @@ def _nonzero_rank_factory(ctx, node: cst.CSTNode, ints: frozenset = frozenset())
     if type(first) is cst.Name and first.value in ints:
         return name
     return name if _is_size_int(first) else None
-
-
-#: the calls :func:`_nonzero_rank_factory` reads: factories, and the legacy constructors
-_MADE_ON_CPU = FACTORIES | LEGACY_TENSOR_CLASSES
 
 
 def _legacy_data(ctx, node: cst.Call) -> bool:
@@ -862,7 +858,7 @@ there is no fix.
             if tp is cst.Name:
                 if (fid, node.value) in factories:  # type: ignore[attr-defined]
                     return self._factory_in(expr, function, ctx)
-            elif tp is cst.Call and (torch_name(ctx, node.func) or "") in _MADE_ON_CPU:  # type: ignore[attr-defined]
+            elif tp is cst.Call and (torch_name(ctx, node.func) or "") in FACTORIES_AND_LEGACY:  # type: ignore[attr-defined]
                 return self._factory_in(expr, function, ctx)
         return None
 

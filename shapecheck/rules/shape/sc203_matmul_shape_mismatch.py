@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 import libcst as cst
 
 from shapecheck.broadcast import generic_mismatch
@@ -38,6 +40,29 @@ _EINOPS = (
     "        qkv = self.to_qkv(x).chunk(3, dim=-1)\n"
     "        q, k, v = map(lambda t: rearrange(t, 'b n (h d) -> b h n d', h=self.heads), qkv)\n"
 )
+
+
+def _channel_mismatch(module: Fact, x: Fact) -> Optional[tuple[int, int]]:
+    """``(in_channels, channels of x)`` when ``module`` is a convolution of known geometry and the
+    tensor ``x`` (batched or not) has another known number of channels."""
+    found = input_channels(module.qual, module.features)
+    if found is None or x.kind != TENSOR or x.shape is None or x.shape.rank is None:
+        return None
+    fin, spatial = found
+    if x.shape.rank not in (spatial + 1, spatial + 2):
+        return None
+    channels = x.shape.dims[-spatial - 1]
+    return (fin, channels) if isinstance(channels, int) and channels != fin else None
+
+
+def _features_mismatch(module: Fact, x: Fact) -> Optional[tuple[int, int]]:
+    """``(in_features, last dim of x)`` when ``module`` is an ``nn.Linear`` and the tensor ``x``
+    ends in another known size."""
+    if module.qual != "torch.nn.Linear" or module.features is None or x.kind != TENSOR or x.shape is None \
+            or not x.shape.trailing():
+        return None
+    fin, last = module.features[0], x.shape.trailing()[-1]
+    return (fin, last) if isinstance(fin, int) and isinstance(last, int) and fin != last else None
 
 
 #: a LeNet for 32x32 images, called on a batch of them
@@ -295,16 +320,10 @@ c = a.T @ b          # (1, 3) @ (3, 1)
 
     def _conv_channels(self, node, ctx, func, x_expr) -> None:
         """A convolution module fed an input whose channel dim is not its ``in_channels``."""
-        module = ctx.fact(func)
-        found = input_channels(module.qual, module.features)
         x = ctx.fact(x_expr)
-        if found is None or x.kind != TENSOR or x.shape is None or x.shape.rank is None:
-            return
-        fin, spatial = found
-        if x.shape.rank not in (spatial + 1, spatial + 2):
-            return
-        channels = x.shape.dims[-spatial - 1]
-        if isinstance(channels, int) and channels != fin:
+        found = _channel_mismatch(ctx.fact(func), x)
+        if found is not None:
+            fin, channels = found
             ctx.report(node, f"`{short(ctx, func, 24)}` is a convolution with {fin} input channels, but "
                              f"`{short(ctx, x_expr, 24)}` has shape {format_shape(x.shape)}: {channels} channels; "
                              f"torch raises RuntimeError (expected input to have {fin} channels)")
@@ -318,23 +337,20 @@ c = a.T @ b          # (1, 3) @ (3, 1)
             if current.kind != TENSOR or current.shape is None:
                 return
             reached = "its input" if position == 0 else "the layers before it"
-            conv = input_channels(layer.qual, layer.features)
-            if conv is not None and current.shape.rank in (conv[1] + 1, conv[1] + 2):
-                channels = current.shape.dims[-conv[1] - 1]
-                if isinstance(channels, int) and channels != conv[0]:
-                    ctx.report(node, f"`{short(ctx, func, 24)}` is an nn.Sequential whose layer {position} is a "
-                                     f"convolution with {conv[0]} input channels, but {reached} give it shape "
-                                     f"{format_shape(current.shape)}: {channels} channels; torch raises "
-                                     f"RuntimeError (expected input to have {conv[0]} channels)")
-                    return
-            if layer.qual == "torch.nn.Linear" and layer.features is not None and current.shape.trailing():
-                fin, last = layer.features[0], current.shape.trailing()[-1]
-                if isinstance(fin, int) and isinstance(last, int) and fin != last:
-                    ctx.report(node, f"`{short(ctx, func, 24)}` is an nn.Sequential whose layer {position} is "
-                                     f"nn.Linear({fin}, ...), but {reached} give it shape "
-                                     f"{format_shape(current.shape)}: its last dim {last} is not {fin}; torch "
-                                     f"raises RuntimeError (mat1 and mat2 shapes cannot be multiplied)")
-                    return
+            channels = _channel_mismatch(layer, current)
+            if channels is not None:
+                ctx.report(node, f"`{short(ctx, func, 24)}` is an nn.Sequential whose layer {position} is a "
+                                 f"convolution with {channels[0]} input channels, but {reached} give it shape "
+                                 f"{format_shape(current.shape)}: {channels[1]} channels; torch raises "
+                                 f"RuntimeError (expected input to have {channels[0]} channels)")
+                return
+            features = _features_mismatch(layer, current)
+            if features is not None:
+                ctx.report(node, f"`{short(ctx, func, 24)}` is an nn.Sequential whose layer {position} is "
+                                 f"nn.Linear({features[0]}, ...), but {reached} give it shape "
+                                 f"{format_shape(current.shape)}: its last dim {features[1]} is not {features[0]}; "
+                                 f"torch raises RuntimeError (mat1 and mat2 shapes cannot be multiplied)")
+                return
             shape = sequential_step(layer, current)
             current = Fact(kind=TENSOR, shape=shape) if shape is not None else UNKNOWN
 
@@ -371,13 +387,11 @@ c = a.T @ b          # (1, 3) @ (3, 1)
         if module.kind == MODULE and module.layers is not None:
             self._sequential(node, ctx, func, module.layers, args[0])
             return
-        if module.kind != MODULE or module.qual != "torch.nn.Linear" or module.features is None:
+        if module.kind != MODULE:
             return
-        fin = module.features[0]
         x = ctx.fact(args[0])
-        if x.kind != TENSOR or x.shape is None or not x.shape.trailing():
-            return
-        last = x.shape.trailing()[-1]
-        if isinstance(fin, int) and isinstance(last, int) and fin != last:
+        found = _features_mismatch(module, x)
+        if found is not None:
+            fin, last = found
             ctx.report(node, f"`{short(ctx, func, 24)}` is nn.Linear({fin}, ...) but `{short(ctx, args[0], 24)}` "
                              f"has shape {format_shape(x.shape)}: its last dim {last} is not {fin}")
